@@ -1,0 +1,1 @@
+//! Types shared by every Gearshift component (filled by the scheduler issue).

@@ -1,0 +1,25 @@
+//! Gearshift's project commands as a library, so tests in any crate can boot the sched_ext VM.
+//!
+//! - [`apt`]: a private apt setup (never the system's) to resolve and fetch Debian kernels.
+//! - [`kconfig`]: parsing and checking a kernel's `config` file.
+//! - [`download`]: verified downloads with progress.
+//! - [`kernel`]: obtaining a sched_ext-capable kernel (Debian's or the user's own).
+//! - [`vm`]: booting that kernel with virtme-ng and running a command inside as root.
+
+pub mod apt;
+pub mod cache;
+pub mod download;
+pub mod kconfig;
+pub mod kernel;
+pub mod vm;
+
+pub use kernel::Kernel;
+pub use vm::{VmConfig, VmError, VmOutput};
+
+/// Boots the harness kernel (`GEARSHIFT_KERNEL` or Debian's cached one) and runs `script`:
+/// the entry point for VM tests in any crate.
+pub fn run_in_vm(cfg: &VmConfig, script: &str) -> anyhow::Result<VmOutput> {
+    let cache = cache::Cache::from_env();
+    let kernel = kernel::obtain(&cache, &kernel::Request::from_env())?;
+    Ok(vm::run(&cache, &kernel, cfg, script)?)
+}

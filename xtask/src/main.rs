@@ -1,0 +1,134 @@
+//! `cargo xtask …`: Gearshift's project commands.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use xtask::cache::Cache;
+use xtask::kernel::{self, Request};
+use xtask::vm::{self, VmConfig};
+
+#[derive(Parser)]
+#[command(about = "Gearshift project commands (sched_ext VM harness, demo)")]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Resolve, download and install the sched_ext kernel; print its image path.
+    Kernel {
+        /// Resolve the newest kernel again instead of using the cached one.
+        #[arg(long)]
+        refresh: bool,
+        #[command(flatten)]
+        kernel: KernelArgs,
+    },
+    /// Boot the VM and run a command inside as root; exits with the command's status.
+    Vm {
+        #[command(flatten)]
+        vm: VmArgs,
+        /// The command (one argument is run as a bash script).
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
+    /// Boot the VM and show the kernel's sched_ext state.
+    Demo {
+        #[command(flatten)]
+        vm: VmArgs,
+    },
+}
+
+#[derive(Args)]
+struct KernelArgs {
+    /// Your own kernel image (bzImage) instead of Debian's; also GEARSHIFT_KERNEL.
+    #[arg(long, env = "GEARSHIFT_KERNEL")]
+    kernel: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct VmArgs {
+    #[command(flatten)]
+    kernel: KernelArgs,
+    /// Virtual CPUs.
+    #[arg(long, default_value_t = 2)]
+    cpus: u32,
+    /// Guest memory in MiB.
+    #[arg(long, default_value_t = 2048)]
+    memory_mib: u32,
+    /// NUMA nodes (CPUs and memory split evenly).
+    #[arg(long, default_value_t = 0)]
+    numa_nodes: u32,
+    /// Seconds to wait for the guest to boot.
+    #[arg(long, default_value_t = 300)]
+    boot_timeout_s: u64,
+    /// Seconds the command may run.
+    #[arg(long, default_value_t = 1800)]
+    timeout_s: u64,
+}
+
+impl VmArgs {
+    fn config(&self) -> VmConfig {
+        VmConfig {
+            cpus: self.cpus,
+            memory_mib: self.memory_mib,
+            numa_nodes: self.numa_nodes,
+            boot_timeout: Duration::from_secs(self.boot_timeout_s),
+            timeout: Duration::from_secs(self.timeout_s),
+            env: ["RUST_LOG", "RUST_BACKTRACE"]
+                .iter()
+                .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_owned(), v)))
+                .collect(),
+            stream: true,
+            require_sched_ext: true,
+        }
+    }
+}
+
+fn obtain(cache: &Cache, args: &KernelArgs, refresh: bool) -> Result<xtask::Kernel> {
+    let request = Request {
+        image: args.kernel.clone(),
+        refresh,
+    };
+    kernel::obtain(cache, &request).context("obtaining a sched_ext kernel")
+}
+
+fn boot(cache: &Cache, args: &VmArgs, script: &str) -> Result<ExitCode> {
+    let kernel = obtain(cache, &args.kernel, false)?;
+    eprintln!(
+        "vm: booting {} ({} vCPUs, TCG)",
+        kernel.image.display(),
+        args.cpus
+    );
+    let out = vm::run(cache, &kernel, &args.config(), script)?;
+    Ok(ExitCode::from(u8::try_from(out.status).unwrap_or(1)))
+}
+
+const DEMO: &str = r#"
+echo "guest kernel: $(uname -r), $(nproc) CPUs"
+echo "sched_ext state: $(cat /sys/kernel/sched_ext/state)"
+if [ -e /sys/kernel/sched_ext/root/ops ]; then echo "attached: $(cat /sys/kernel/sched_ext/root/ops)"; fi
+"#;
+
+fn main() -> Result<ExitCode> {
+    let cli = Cli::parse();
+    let cache = Cache::from_env();
+    match cli.command {
+        Cmd::Kernel { refresh, kernel } => {
+            let k = obtain(&cache, &kernel, refresh)?;
+            println!("{}", k.image.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Vm { vm, command } => {
+            let script = match command.as_slice() {
+                [one] => one.clone(),
+                many => shell_words::join(many),
+            };
+            boot(&cache, &vm, &script)
+        }
+        Cmd::Demo { vm } => boot(&cache, &vm, DEMO),
+    }
+}
