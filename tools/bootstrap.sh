@@ -13,7 +13,7 @@ VIRTME_NG_VERSION="1.42"
 
 # Packages from bookworm itself.
 APT_PACKAGES=(
-  clang-19 llvm-19 libelf-dev zlib1g-dev pkg-config make
+  clang-19 llvm-19 libclang-19-dev libelf-dev zlib1g-dev pkg-config make
   udev kmod xz-utils busybox-static
   stress-ng rt-tests procps linux-perf valgrind
   dbus python3-dbusmock python3-venv xvfb

@@ -1,0 +1,208 @@
+//! The control protocol between `gearshiftd` and `scx_gearshift`: one JSON object per line over
+//! a Unix stream socket. Every request gets exactly one response; a change is acknowledged only
+//! once it is in effect in the running scheduler.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::mode::Mode;
+use crate::stats::Stats;
+
+/// Longest line either side accepts; longer input is an error, not a buffer to grow.
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// The live settings of the scheduler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Settings {
+    pub mode: Mode,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "request", rename_all = "kebab-case")]
+pub enum Request {
+    /// Switch mode; answered with the settings in effect afterwards.
+    SetMode { mode: Mode },
+    /// The settings in effect.
+    GetSettings,
+    /// A stats snapshot.
+    GetStats,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "response", rename_all = "kebab-case")]
+pub enum Response {
+    Settings { settings: Settings },
+    Stats { stats: Box<Stats> },
+    Error { message: String },
+}
+
+#[derive(Debug, Error)]
+pub enum ProtocolError {
+    #[error("control socket I/O: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("malformed control message: {0}")]
+    Malformed(#[from] serde_json::Error),
+    #[error("control message longer than {MAX_LINE} bytes")]
+    TooLong,
+    #[error("the scheduler closed the control connection")]
+    Closed,
+    #[error("the scheduler refused: {0}")]
+    Refused(String),
+}
+
+/// Writes `msg` as one line.
+pub fn write_message<T: Serialize>(out: &mut impl Write, msg: &T) -> Result<(), ProtocolError> {
+    let mut line = serde_json::to_vec(msg)?;
+    line.push(b'\n');
+    out.write_all(&line)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Reads one line and parses it; `Ok(None)` at end of stream.
+pub fn read_message<T: for<'de> Deserialize<'de>>(
+    input: &mut impl BufRead,
+) -> Result<Option<T>, ProtocolError> {
+    let mut line = Vec::new();
+    let n = std::io::Read::take(&mut *input, MAX_LINE as u64 + 1).read_until(b'\n', &mut line)?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if line.len() > MAX_LINE {
+        return Err(ProtocolError::TooLong);
+    }
+    Ok(Some(serde_json::from_slice(&line)?))
+}
+
+/// A blocking client of the control socket.
+pub struct Client {
+    reader: BufReader<UnixStream>,
+    writer: UnixStream,
+}
+
+impl Client {
+    pub fn connect(path: &Path, timeout: Duration) -> Result<Self, ProtocolError> {
+        let stream = UnixStream::connect(path)?;
+        stream.set_read_timeout(Some(timeout))?;
+        stream.set_write_timeout(Some(timeout))?;
+        Ok(Self {
+            writer: stream.try_clone()?,
+            reader: BufReader::new(stream),
+        })
+    }
+
+    pub fn request(&mut self, request: &Request) -> Result<Response, ProtocolError> {
+        write_message(&mut self.writer, request)?;
+        match read_message(&mut self.reader)? {
+            Some(Response::Error { message }) => Err(ProtocolError::Refused(message)),
+            Some(response) => Ok(response),
+            None => Err(ProtocolError::Closed),
+        }
+    }
+
+    pub fn set_mode(&mut self, mode: Mode) -> Result<Settings, ProtocolError> {
+        match self.request(&Request::SetMode { mode })? {
+            Response::Settings { settings } => Ok(settings),
+            other => Err(ProtocolError::Refused(format!(
+                "unexpected answer {other:?}"
+            ))),
+        }
+    }
+
+    pub fn stats(&mut self) -> Result<Stats, ProtocolError> {
+        match self.request(&Request::GetStats)? {
+            Response::Stats { stats } => Ok(*stats),
+            other => Err(ProtocolError::Refused(format!(
+                "unexpected answer {other:?}"
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_have_a_stable_wire_form() {
+        let mut buf = Vec::new();
+        write_message(
+            &mut buf,
+            &Request::SetMode {
+                mode: Mode::Interactive,
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            buf,
+            b"{\"request\":\"set-mode\",\"mode\":\"interactive\"}\n"
+        );
+        let back: Request = read_message(&mut &buf[..]).unwrap().unwrap();
+        assert_eq!(
+            back,
+            Request::SetMode {
+                mode: Mode::Interactive
+            }
+        );
+    }
+
+    #[test]
+    fn bad_input_is_an_error_not_a_guess() {
+        let unknown_mode = b"{\"request\":\"set-mode\",\"mode\":\"warp\"}\n";
+        assert!(matches!(
+            read_message::<Request>(&mut &unknown_mode[..]),
+            Err(ProtocolError::Malformed(_))
+        ));
+        let wrong_type = b"{\"request\":\"set-mode\",\"mode\":7}\n";
+        assert!(read_message::<Request>(&mut &wrong_type[..]).is_err());
+        let long = vec![b' '; MAX_LINE + 10];
+        assert!(matches!(
+            read_message::<Request>(&mut &long[..]),
+            Err(ProtocolError::TooLong)
+        ));
+        assert!(read_message::<Request>(&mut &b""[..]).unwrap().is_none());
+    }
+
+    #[test]
+    fn client_and_server_talk_over_a_socket_pair() {
+        let (a, b) = UnixStream::pair().unwrap();
+        let server = std::thread::spawn(move || {
+            let mut reader = BufReader::new(b.try_clone().unwrap());
+            let mut writer = b;
+            let req: Request = read_message(&mut reader).unwrap().unwrap();
+            assert_eq!(req, Request::GetStats);
+            let stats = Stats {
+                nr_queued: 42,
+                ..Stats::default()
+            };
+            write_message(
+                &mut writer,
+                &Response::Stats {
+                    stats: Box::new(stats),
+                },
+            )
+            .unwrap();
+            let _: Request = read_message(&mut reader).unwrap().unwrap();
+            write_message(
+                &mut writer,
+                &Response::Error {
+                    message: "nope".into(),
+                },
+            )
+            .unwrap();
+        });
+        let mut client = Client {
+            writer: a.try_clone().unwrap(),
+            reader: BufReader::new(a),
+        };
+        assert_eq!(client.stats().unwrap().nr_queued, 42);
+        let err = client.set_mode(Mode::Interactive).unwrap_err();
+        assert!(matches!(err, ProtocolError::Refused(ref m) if m == "nope"));
+        server.join().unwrap();
+    }
+}

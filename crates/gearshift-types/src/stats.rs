@@ -1,0 +1,47 @@
+//! What the scheduler reports about itself.
+
+use serde::{Deserialize, Serialize};
+
+use crate::mode::Mode;
+
+/// A snapshot of the scheduler's counters. Counters are totals since the scheduler attached
+/// unless the name says otherwise.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Mode in effect.
+    pub mode: Mode,
+    /// Milliseconds since the scheduler attached.
+    pub uptime_ms: u64,
+    /// CPUs online now.
+    pub nr_online_cpus: u64,
+    /// Tasks running on a CPU now (the scheduler itself excluded).
+    pub nr_running: u64,
+    /// Tasks handed to the user-space policy.
+    pub nr_queued: u64,
+    /// Tasks the user-space policy holds but has not dispatched yet (now).
+    pub nr_user_pending: u64,
+    /// Tasks waiting in the shared queue at the last dispatch (now).
+    pub nr_shared_waiting: u64,
+    /// Tasks the user-space policy dispatched.
+    pub nr_scheduled: u64,
+    /// Dispatches placed where user space asked.
+    pub nr_user_dispatches: u64,
+    /// Dispatches BPF made on its own: idle-CPU fast path, critical kthreads, congestion.
+    pub nr_kernel_dispatches: u64,
+    /// User dispatches dropped because a newer enqueue of the task superseded them.
+    pub nr_cancel_dispatches: u64,
+    /// User dispatches redirected to the shared queue because the task's CPU affinity changed.
+    pub nr_bounce_dispatches: u64,
+    /// User dispatches for tasks that had exited.
+    pub nr_failed_dispatches: u64,
+    /// Times the queue to user space was full and BPF dispatched without it.
+    pub nr_sched_congested: u64,
+    /// Times the user-space scheduler was given a CPU.
+    pub nr_usersched_runs: u64,
+    /// Tasks classified interactive among those seen in the last second.
+    pub nr_interactive: u64,
+    /// Page faults of the scheduling thread since it locked its memory (should stay 0).
+    pub page_faults: u64,
+    /// Bytes in use in the scheduler's locked allocation arena.
+    pub arena_used_bytes: u64,
+}

@@ -1,0 +1,195 @@
+//! The BPF side as seen from Rust: loading and attaching the dispatcher, the two ring buffers,
+//! counters and exit info.
+
+use std::cell::RefCell;
+use std::mem::MaybeUninit;
+use std::rc::Rc;
+
+use anyhow::{Context, Result};
+use libbpf_rs::{Link, OpenObject, RingBuffer, RingBufferBuilder, UserRingBuffer};
+use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report, UserExitInfo};
+
+use crate::policy::{Decision, QueuedTask};
+
+#[allow(
+    non_upper_case_globals,
+    non_camel_case_types,
+    non_snake_case,
+    dead_code
+)]
+pub mod intf {
+    include!(concat!(env!("OUT_DIR"), "/bpf_intf.rs"));
+}
+
+#[allow(
+    clippy::all,
+    non_upper_case_globals,
+    non_camel_case_types,
+    non_snake_case,
+    dead_code
+)]
+mod skel {
+    include!(concat!(env!("OUT_DIR"), "/bpf_skel.rs"));
+}
+
+use intf::{gs_dispatched_task, gs_queued_task, gs_task_flags_GS_TASK_WAKEUP};
+use skel::{BpfSkel, BpfSkelBuilder};
+
+/// BPF's counters (`struct gs_counters` in intf.h).
+pub use skel::types::gs_counters as Counters;
+
+// SAFETY: plain C structs of integers, valid for any bit pattern.
+unsafe impl plain::Plain for gs_queued_task {}
+unsafe impl plain::Plain for gs_dispatched_task {}
+
+/// Load-time settings of the BPF part.
+#[derive(Debug, Clone, Copy)]
+pub struct BpfTunables {
+    pub slice_max_ns: u64,
+    pub slice_min_ns: u64,
+}
+
+/// The attached dispatcher. Dropping it detaches the scheduler.
+pub struct Bpf<'obj> {
+    // Field order matters: the link goes first so the scheduler detaches before maps go away.
+    link: Option<Link>,
+    queued: RingBuffer<'obj>,
+    dispatched: UserRingBuffer,
+    inbox: Rc<RefCell<Vec<QueuedTask>>>,
+    skel: BpfSkel<'obj>,
+}
+
+fn to_task(raw: &gs_queued_task) -> QueuedTask {
+    QueuedTask {
+        pid: raw.pid,
+        cpu: raw.cpu,
+        cpumask_gen: raw.cpumask_gen,
+        nr_cpus_allowed: raw.nr_cpus_allowed,
+        enq_seq: raw.enq_seq,
+        wakeup: raw.flags & gs_task_flags_GS_TASK_WAKEUP as u64 != 0,
+        sum_exec_runtime: raw.sum_exec_runtime,
+        nvcsw: raw.nvcsw,
+        weight: raw.weight,
+        enq_ns: raw.enq_ns,
+    }
+}
+
+impl<'obj> Bpf<'obj> {
+    /// Opens, loads and attaches the dispatcher; `usersched_tid` is the scheduling thread.
+    pub fn attach(
+        open_object: &'obj mut MaybeUninit<OpenObject>,
+        tunables: BpfTunables,
+        usersched_tid: i32,
+    ) -> Result<Self> {
+        let builder = BpfSkelBuilder::default();
+        let mut open = scx_ops_open!(
+            builder,
+            open_object,
+            gearshift_ops,
+            None::<libbpf_rs::libbpf_sys::bpf_object_open_opts>
+        )?;
+        let rodata = open
+            .maps
+            .rodata_data
+            .as_mut()
+            .context("BPF object has no .rodata")?;
+        rodata.usersched_tid = usersched_tid;
+        rodata.slice_max_ns = tunables.slice_max_ns;
+        rodata.slice_min_ns = tunables.slice_min_ns;
+        let mut skel = scx_ops_load!(open, gearshift_ops, uei)?;
+        if skel.maps.bss_data.is_none() {
+            anyhow::bail!("BPF object has no .bss");
+        }
+        let link = scx_ops_attach!(skel, gearshift_ops)?;
+
+        let inbox = Rc::new(RefCell::new(Vec::with_capacity(
+            intf::gs_consts_GS_MAX_QUEUED as usize,
+        )));
+        let sink = inbox.clone();
+        let mut rb = RingBufferBuilder::new();
+        rb.add(&skel.maps.queued, move |data: &[u8]| {
+            if let Ok(raw) = plain::from_bytes::<gs_queued_task>(data) {
+                sink.borrow_mut().push(to_task(raw));
+            }
+            0
+        })?;
+        let queued = rb.build()?;
+        let dispatched = UserRingBuffer::new(&skel.maps.dispatched)?;
+        Ok(Self {
+            link: Some(link),
+            queued,
+            dispatched,
+            inbox,
+            skel,
+        })
+    }
+
+    /// Hands every task BPF queued since the last call to `f`.
+    pub fn receive(&mut self, mut f: impl FnMut(&QueuedTask)) -> Result<usize> {
+        self.queued
+            .consume()
+            .context("reading the queued-task ring buffer")?;
+        let mut inbox = self.inbox.borrow_mut();
+        inbox.iter().for_each(&mut f);
+        let n = inbox.len();
+        inbox.clear();
+        Ok(n)
+    }
+
+    /// Sends a decision to BPF; false when the dispatch ring is full (try again later).
+    pub fn dispatch(&self, d: &Decision) -> bool {
+        let Ok(mut sample) = self
+            .dispatched
+            .reserve(std::mem::size_of::<gs_dispatched_task>())
+        else {
+            return false;
+        };
+        let Ok(out) = plain::from_mut_bytes::<gs_dispatched_task>(sample.as_mut()) else {
+            return false;
+        };
+        *out = gs_dispatched_task {
+            pid: d.pid,
+            cpu: d.cpu,
+            cpumask_gen: d.cpumask_gen,
+            pad: 0,
+            enq_seq: d.enq_seq,
+            slice_ns: d.slice_ns,
+            vtime: d.vtime,
+        };
+        self.dispatched.submit(sample).is_ok()
+    }
+
+    fn bss(&self) -> &skel::types::bss {
+        // Checked in attach().
+        self.skel
+            .maps
+            .bss_data
+            .as_deref()
+            .expect("BPF .bss is mapped")
+    }
+
+    /// A snapshot of BPF's counters.
+    pub fn counters(&self) -> Counters {
+        // SAFETY: BPF updates the counters concurrently; a volatile read of plain integers.
+        unsafe { std::ptr::read_volatile(&self.bss().counters) }
+    }
+
+    /// Tells BPF how many tasks user space still holds, so it runs us again while any remain.
+    pub fn set_user_pending(&mut self, n: u64) {
+        if let Some(bss) = self.skel.maps.bss_data.as_deref_mut() {
+            // SAFETY: shared with BPF, written with a volatile store.
+            unsafe { std::ptr::write_volatile(&mut bss.nr_user_pending, n) };
+        }
+    }
+
+    /// True once the kernel has disabled the scheduler (error, hotplug, sysrq, unregister).
+    pub fn exited(&self) -> bool {
+        uei_exited!(&self.skel, uei)
+    }
+
+    /// Detaches (if still attached) and returns why the scheduler ended; prints the reason.
+    pub fn detach(mut self) -> Result<UserExitInfo> {
+        self.link.take();
+        uei_report!(&self.skel, uei)
+    }
+}

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Placing tasks in DSQs: per-CPU DSQs for decisions naming a CPU, one shared DSQ for the rest,
+ * and the checks that make user-space decisions safe however stale they are.
+ */
+#ifndef __GEARSHIFT_DISPATCH_BPF_H
+#define __GEARSHIFT_DISPATCH_BPF_H
+
+/* Default and maximum time slice (set before load). */
+const volatile u64 slice_max_ns = 5000000ULL;
+/* Shortest slice user space may ask for. */
+const volatile u64 slice_min_ns = 500000ULL;
+
+static u64 nr_cpu_ids;
+
+static inline u64 cpu_dsq(s32 cpu)
+{
+	return (u64)cpu;
+}
+
+static inline u64 clamp_slice(u64 slice)
+{
+	if (!slice || slice > slice_max_ns)
+		return slice_max_ns;
+	return slice < slice_min_ns ? slice_min_ns : slice;
+}
+
+/*
+ * Applies one decision from user space. Nothing is inserted unless every check passed, so
+ * there is never anything to cancel (scx_bpf_dispatch_cancel() underflows when the kernel
+ * already dropped the insertion, which ejects the scheduler under affinity churn).
+ */
+static void dispatch_from_user(const struct gs_dispatched_task *d)
+{
+	struct task_struct *p;
+	struct task_ctx *tctx;
+	u64 slice = clamp_slice(d->slice_ns);
+	s32 cpu = d->cpu;
+
+	p = bpf_task_from_pid(d->pid);
+	if (!p) {
+		stat_inc(nr_failed_dispatches);
+		return;
+	}
+	tctx = lookup_task_ctx(p);
+	if (!tctx) {
+		stat_inc(nr_failed_dispatches);
+		goto out;
+	}
+	/* A newer enqueue superseded this decision; its own decision will follow. */
+	if (tctx->enq_seq != d->enq_seq) {
+		stat_inc(nr_cancel_dispatches);
+		goto out;
+	}
+	/*
+	 * The task's cpumask changed after user space decided: the named CPU may no longer be
+	 * allowed. The shared DSQ is safe for any mask (a CPU only takes tasks it may run).
+	 */
+	if (cpu != GS_CPU_ANY &&
+	    (d->cpumask_gen != tctx->cpumask_gen || cpu < 0 || cpu >= nr_cpu_ids ||
+	     !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))) {
+		stat_inc(nr_bounce_dispatches);
+		cpu = GS_CPU_ANY;
+	} else {
+		stat_inc(nr_user_dispatches);
+	}
+
+	if (cpu == GS_CPU_ANY) {
+		scx_bpf_dsq_insert_vtime(p, GS_SHARED_DSQ, slice, d->vtime, 0);
+		kick_idle_cpu(p->cpus_ptr);
+	} else {
+		scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), slice, d->vtime, 0);
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	}
+out:
+	bpf_task_release(p);
+}
+
+static long drain_one(struct bpf_dynptr *dynptr, void *ctx)
+{
+	const struct gs_dispatched_task *d;
+
+	d = bpf_dynptr_data(dynptr, 0, sizeof(*d));
+	if (d)
+		dispatch_from_user(d);
+	/* 0: keep draining while the dispatch buffer has room; 1: stop. */
+	return scx_bpf_dispatch_nr_slots() ? 0 : 1;
+}
+
+static void drain_user_dispatches(void)
+{
+	bpf_user_ringbuf_drain(&dispatched, drain_one, NULL, 0);
+}
+
+/* Direct dispatch is only fair when nothing is already waiting for @cpu. */
+static bool can_direct_dispatch(s32 cpu)
+{
+	return !scx_bpf_dsq_nr_queued(GS_SHARED_DSQ) && !scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
+}
+
+static s32 create_dsqs(void)
+{
+	s32 err, cpu;
+
+	bpf_for(cpu, 0, nr_cpu_ids) {
+		if (cpu >= GS_MAX_CPUS)
+			break;
+		err = scx_bpf_create_dsq(cpu_dsq(cpu), -1);
+		if (err) {
+			scx_bpf_error("failed to create DSQ of CPU %d: %d", cpu, err);
+			return err;
+		}
+	}
+	err = scx_bpf_create_dsq(GS_SHARED_DSQ, -1);
+	if (err)
+		return err;
+	return scx_bpf_create_dsq(GS_SCHED_DSQ, -1);
+}
+
+#endif

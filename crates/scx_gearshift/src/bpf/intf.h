@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The one contract between scx_gearshift's BPF dispatcher and its Rust policy.
+ * Every struct and constant crossing the boundary is defined here; bindgen turns it into Rust.
+ */
+#ifndef __GEARSHIFT_INTF_H
+#define __GEARSHIFT_INTF_H
+
+#ifndef __VMLINUX_H__
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef signed int s32;
+typedef signed long long s64;
+#endif
+
+#define GS_COMM_LEN 16
+
+enum gs_consts {
+	/* Upper bound of possible CPU ids: per-CPU DSQ ids are 0..GS_MAX_CPUS-1. */
+	GS_MAX_CPUS		= 4096,
+	/* DSQ shared by all CPUs, ordered by the deadline user space assigns. */
+	GS_SHARED_DSQ		= GS_MAX_CPUS,
+	/* DSQ holding only the user-space scheduler task. */
+	GS_SCHED_DSQ		= GS_MAX_CPUS + 1,
+	/* Capacity (entries) of the queued-task ring buffer. */
+	GS_MAX_QUEUED		= 8192,
+	/* Heartbeat: user space runs at least this often, even with nothing queued. */
+	GS_HEARTBEAT_NS		= 250 * 1000 * 1000,
+};
+
+/* Target CPU in a dispatch: run on the first allowed CPU that frees up. */
+#define GS_CPU_ANY (-1)
+
+/* Flags of a queued task (gs_queued_task.flags). */
+enum gs_task_flags {
+	/* The task woke up (as opposed to being preempted or yielding). */
+	GS_TASK_WAKEUP		= 1 << 0,
+	/* Kernel thread. */
+	GS_TASK_KTHREAD		= 1 << 1,
+};
+
+/*
+ * A task that became runnable, sent by BPF to user space through the `queued` ring buffer.
+ */
+struct gs_queued_task {
+	s32 pid;
+	/* CPU the task last ran on. */
+	s32 cpu;
+	/* Generation of the task's cpumask when queued (bumped by ops.set_cpumask). */
+	u32 cpumask_gen;
+	u32 nr_cpus_allowed;
+	/* Sequence number of this enqueue; a dispatch must echo it back. */
+	u64 enq_seq;
+	/* enum gs_task_flags. */
+	u64 flags;
+	/* Total CPU time consumed (ns), p->se.sum_exec_runtime. */
+	u64 sum_exec_runtime;
+	/* Voluntary context switches so far, p->nvcsw. */
+	u64 nvcsw;
+	/* sched_ext weight, 1..10000 (100 = nice 0). */
+	u64 weight;
+	/* Time of the enqueue (scx_bpf_now, ns). */
+	u64 enq_ns;
+	char comm[GS_COMM_LEN];
+};
+
+/*
+ * A scheduling decision, sent by user space to BPF through the `dispatched` user ring buffer.
+ */
+struct gs_dispatched_task {
+	s32 pid;
+	/* Target CPU, or GS_CPU_ANY. */
+	s32 cpu;
+	/* cpumask generation the decision was made with (from gs_queued_task). */
+	u32 cpumask_gen;
+	u32 pad;
+	/* Echo of gs_queued_task.enq_seq: stale decisions are dropped. */
+	u64 enq_seq;
+	u64 slice_ns;
+	/* Deadline: the task's position in its DSQ. */
+	u64 vtime;
+};
+
+/*
+ * Counters BPF maintains for stats (in .bss, read by user space).
+ */
+struct gs_counters {
+	/* Tasks sent to user space. */
+	u64 nr_queued;
+	/* Tasks currently running on a CPU (the scheduler itself excluded). */
+	u64 nr_running;
+	u64 nr_online_cpus;
+	/* Dispatches decided by user space and placed as asked. */
+	u64 nr_user_dispatches;
+	/* Dispatches done directly by BPF (idle CPU fast path, kthreads, congestion). */
+	u64 nr_kernel_dispatches;
+	/* User dispatches dropped: a newer enqueue of the task superseded them. */
+	u64 nr_cancel_dispatches;
+	/* User dispatches redirected to the shared DSQ: their cpumask changed meanwhile. */
+	u64 nr_bounce_dispatches;
+	/* User dispatches for tasks that no longer exist. */
+	u64 nr_failed_dispatches;
+	/* Ring buffer full: tasks dispatched by BPF without user space. */
+	u64 nr_sched_congested;
+	/* Times the user-space scheduler was dispatched to run. */
+	u64 nr_usersched_runs;
+	/* Tasks waiting in the shared DSQ at the last dispatch. */
+	u64 nr_shared_waiting;
+};
+
+#endif /* __GEARSHIFT_INTF_H */

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_gearshift: BPF dispatcher. Ordering decisions come from the Rust policy in user space;
+ * this side does what must happen in the kernel: the idle-CPU fast path, keeping CPUs busy,
+ * kthreads that cannot wait, and validating every user-space decision before acting on it.
+ *
+ * Topics live in their own headers: task state (task.bpf.h), counters (stats.bpf.h), idle
+ * selection (idle.bpf.h), the user-space channel (usersched.bpf.h), DSQs (dispatch.bpf.h).
+ */
+#include <scx/common.bpf.h>
+#include "intf.h"
+
+char _license[] SEC("license") = "GPL";
+
+UEI_DEFINE(uei);
+
+#include "task.bpf.h"
+#include "stats.bpf.h"
+#include "idle.bpf.h"
+#include "usersched.bpf.h"
+#include "dispatch.bpf.h"
+
+/* Deadline of the latest user-space dispatch: where tasks BPF places itself go. */
+static u64 vtime_now;
+
+s32 BPF_STRUCT_OPS(gearshift_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+{
+	s32 cpu;
+
+	if (is_usersched(p))
+		return prev_cpu;
+
+	cpu = pick_idle_cpu(p, prev_cpu, wake_flags);
+	if (cpu < 0)
+		return prev_cpu;
+	/* Fast path: an idle CPU and nobody waiting for it, no user-space round trip. */
+	if (can_direct_dispatch(cpu)) {
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_max_ns, 0);
+		stat_inc(nr_kernel_dispatches);
+	}
+	return cpu;
+}
+
+void BPF_STRUCT_OPS(gearshift_enqueue, struct task_struct *p, u64 enq_flags)
+{
+	if (is_usersched(p)) {
+		scx_bpf_dsq_insert(p, GS_SCHED_DSQ, slice_max_ns, enq_flags);
+		return;
+	}
+	if (is_critical_kthread(p)) {
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_max_ns, enq_flags);
+		stat_inc(nr_kernel_dispatches);
+		return;
+	}
+	if (!queue_to_usersched(p, enq_flags)) {
+		/* User space is congested: keep the task moving without it. */
+		scx_bpf_dsq_insert_vtime(p, GS_SHARED_DSQ, slice_max_ns, vtime_now, enq_flags);
+		stat_inc(nr_kernel_dispatches);
+		kick_idle_cpu(p->cpus_ptr);
+		return;
+	}
+	/* Get the scheduler running somewhere if a CPU is idle. */
+	kick_any_idle_cpu();
+}
+
+void BPF_STRUCT_OPS(gearshift_dispatch, s32 cpu, struct task_struct *prev)
+{
+	drain_user_dispatches();
+	counters.nr_shared_waiting = scx_bpf_dsq_nr_queued(GS_SHARED_DSQ);
+
+	/* The scheduler goes first when it has work: everything else waits on it. */
+	if (usersched_has_work() && scx_bpf_dsq_move_to_local(GS_SCHED_DSQ, 0)) {
+		stat_inc(nr_usersched_runs);
+		return;
+	}
+	if (scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0))
+		return;
+	if (scx_bpf_dsq_move_to_local(GS_SHARED_DSQ, 0))
+		return;
+	/*
+	 * Nothing else wants this CPU: let the previous task keep it rather than sending it
+	 * through user space and idling meanwhile (the scheduler only while it has work).
+	 */
+	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) &&
+	    (!is_usersched(prev) || usersched_has_work()))
+		scx_bpf_task_set_slice(prev, slice_max_ns);
+}
+
+void BPF_STRUCT_OPS(gearshift_running, struct task_struct *p)
+{
+	if (is_usersched(p)) {
+		usersched_needed = 0;
+		usersched_last_run_ns = scx_bpf_now();
+		return;
+	}
+	stat_inc(nr_running);
+	if (p->scx.dsq_vtime > vtime_now)
+		vtime_now = p->scx.dsq_vtime;
+}
+
+void BPF_STRUCT_OPS(gearshift_stopping, struct task_struct *p, bool runnable)
+{
+	if (!is_usersched(p))
+		stat_dec(nr_running);
+}
+
+void BPF_STRUCT_OPS(gearshift_set_cpumask, struct task_struct *p, const struct cpumask *cpumask)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	if (tctx)
+		tctx->cpumask_gen++;
+}
+
+s32 BPF_STRUCT_OPS(gearshift_init_task, struct task_struct *p, struct scx_init_task_args *args)
+{
+	if (!bpf_task_storage_get(&task_ctx_stor, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE))
+		return -ENOMEM;
+	return 0;
+}
+
+s32 BPF_STRUCT_OPS_SLEEPABLE(gearshift_init)
+{
+	s32 err;
+
+	nr_cpu_ids = scx_bpf_nr_cpu_ids();
+	refresh_online_cpus();
+	err = create_dsqs();
+	if (err)
+		return err;
+	return heartbeat_init();
+}
+
+void BPF_STRUCT_OPS(gearshift_exit, struct scx_exit_info *ei)
+{
+	UEI_RECORD(uei, ei);
+}
+
+SCX_OPS_DEFINE(gearshift_ops,
+	       .select_cpu		= (void *)gearshift_select_cpu,
+	       .enqueue			= (void *)gearshift_enqueue,
+	       .dispatch		= (void *)gearshift_dispatch,
+	       .running			= (void *)gearshift_running,
+	       .stopping		= (void *)gearshift_stopping,
+	       .set_cpumask		= (void *)gearshift_set_cpumask,
+	       .init_task		= (void *)gearshift_init_task,
+	       .init			= (void *)gearshift_init,
+	       .exit			= (void *)gearshift_exit,
+	       .name			= "gearshift");

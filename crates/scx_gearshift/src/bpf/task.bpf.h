@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Per-task state kept by BPF, and which tasks never wait for user space. */
+#ifndef __GEARSHIFT_TASK_BPF_H
+#define __GEARSHIFT_TASK_BPF_H
+
+struct task_ctx {
+	/* Bumped on every enqueue to user space; dispatches must match it. */
+	u64 enq_seq;
+	/* Bumped by ops.set_cpumask: a dispatch made with an older mask is redirected. */
+	u32 cpumask_gen;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_ctx);
+} task_ctx_stor SEC(".maps");
+
+static struct task_ctx *lookup_task_ctx(const struct task_struct *p)
+{
+	return bpf_task_storage_get(&task_ctx_stor, (struct task_struct *)p, 0, 0);
+}
+
+/* Thread id of the user-space scheduling loop (set before load). */
+const volatile s32 usersched_tid;
+
+static inline bool is_usersched(const struct task_struct *p)
+{
+	return p->pid == usersched_tid;
+}
+
+static inline bool is_kthread(const struct task_struct *p)
+{
+	return p->flags & PF_KTHREAD;
+}
+
+static inline bool comm_starts_with(const struct task_struct *p, const char *prefix, u32 len)
+{
+	return !bpf_strncmp(p->comm, len, prefix);
+}
+
+/*
+ * Kernel threads the user-space scheduler itself depends on: per-CPU kthreads (ksoftirqd,
+ * rcu, workers bound to a CPU) and the memory-management threads that must make progress for
+ * user space to make progress (kswapd, khugepaged, kcompactd). They never wait for it.
+ */
+static bool is_critical_kthread(const struct task_struct *p)
+{
+	if (!is_kthread(p))
+		return false;
+	if (p->nr_cpus_allowed == 1 || (p->flags & PF_KSWAPD))
+		return true;
+	return comm_starts_with(p, "khugepaged", 10) || comm_starts_with(p, "kcompactd", 9) ||
+	       comm_starts_with(p, "kswapd", 6);
+}
+
+#endif

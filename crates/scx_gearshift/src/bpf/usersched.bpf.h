@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The channel to the user-space scheduler: tasks go up through the `queued` ring buffer,
+ * decisions come back through the `dispatched` user ring buffer. The scheduler task itself
+ * waits in GS_SCHED_DSQ and is dispatched, ahead of everything else, only when it has work.
+ */
+#ifndef __GEARSHIFT_USERSCHED_BPF_H
+#define __GEARSHIFT_USERSCHED_BPF_H
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, GS_MAX_QUEUED * sizeof(struct gs_queued_task));
+} queued SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_USER_RINGBUF);
+	__uint(max_entries, GS_MAX_QUEUED * sizeof(struct gs_dispatched_task));
+} dispatched SEC(".maps");
+
+/* Tasks user space holds without having dispatched them yet (written by user space). */
+volatile u64 nr_user_pending;
+
+/* Set when something happened user space must look at; cleared when it starts running. */
+static volatile u32 usersched_needed;
+
+/* Time the user-space scheduler last started running. */
+static u64 usersched_last_run_ns;
+
+static void set_usersched_needed(void)
+{
+	__sync_fetch_and_or(&usersched_needed, 1);
+}
+
+static bool usersched_has_work(void)
+{
+	return usersched_needed || nr_user_pending ||
+	       bpf_ringbuf_query(&queued, BPF_RB_AVAIL_DATA);
+}
+
+/*
+ * Queues @p to user space. Returns false when the ring buffer is full (user space congested):
+ * the caller then dispatches the task itself.
+ */
+static bool queue_to_usersched(struct task_struct *p, u64 enq_flags)
+{
+	struct gs_queued_task *t;
+	struct task_ctx *tctx;
+
+	tctx = lookup_task_ctx(p);
+	if (!tctx)
+		return false;
+
+	t = bpf_ringbuf_reserve(&queued, sizeof(*t), 0);
+	if (!t) {
+		stat_inc(nr_sched_congested);
+		return false;
+	}
+	t->pid = p->pid;
+	t->cpu = scx_bpf_task_cpu(p);
+	t->cpumask_gen = tctx->cpumask_gen;
+	t->nr_cpus_allowed = p->nr_cpus_allowed;
+	t->enq_seq = ++tctx->enq_seq;
+	t->flags = 0;
+	if (enq_flags & SCX_ENQ_WAKEUP)
+		t->flags |= GS_TASK_WAKEUP;
+	if (is_kthread(p))
+		t->flags |= GS_TASK_KTHREAD;
+	t->sum_exec_runtime = p->se.sum_exec_runtime;
+	t->nvcsw = p->nvcsw;
+	t->weight = p->scx.weight;
+	t->enq_ns = scx_bpf_now();
+	__builtin_memcpy(t->comm, p->comm, GS_COMM_LEN);
+	/* No wakeup: user space is woken through the DSQ, not by epoll. */
+	bpf_ringbuf_submit(t, BPF_RB_NO_WAKEUP);
+	stat_inc(nr_queued);
+	set_usersched_needed();
+	return true;
+}
+
+struct heartbeat {
+	struct bpf_timer timer;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct heartbeat);
+} heartbeat_timer SEC(".maps");
+
+/*
+ * Runs user space periodically even when nothing is queued: it must answer control
+ * commands, and the scheduler task must not look stalled to the sched_ext watchdog.
+ */
+static int heartbeat_fn(void *map, int *key, struct bpf_timer *timer)
+{
+	if (scx_bpf_now() - usersched_last_run_ns >= GS_HEARTBEAT_NS) {
+		set_usersched_needed();
+		kick_any_idle_cpu();
+	}
+	refresh_online_cpus();
+	bpf_timer_start(timer, GS_HEARTBEAT_NS, 0);
+	return 0;
+}
+
+static s32 heartbeat_init(void)
+{
+	struct bpf_timer *timer;
+	u32 key = 0;
+	s32 err;
+
+	timer = bpf_map_lookup_elem(&heartbeat_timer, &key);
+	if (!timer)
+		return -ESRCH;
+	bpf_timer_init(timer, &heartbeat_timer, CLOCK_MONOTONIC);
+	bpf_timer_set_callback(timer, heartbeat_fn);
+	err = bpf_timer_start(timer, GS_HEARTBEAT_NS, 0);
+	return err;
+}
+
+#endif

@@ -1,0 +1,14 @@
+//! scx_gearshift: a sched_ext scheduler whose BPF part dispatches and whose Rust part decides.
+//!
+//! - [`bpf`]: the dispatcher (BPF, in `src/bpf/`) as seen from Rust.
+//! - [`policy`]: deadlines, interactive detection, time slices — pure, host-testable.
+//! - [`session`]: the scheduling loop tying the two together, restarted on CPU hotplug.
+//! - [`control`]: the control socket `gearshiftd` talks to.
+//! - [`alloc`] and [`memlock`]: the locked arena that keeps the scheduler free of page faults.
+
+pub mod alloc;
+pub mod bpf;
+pub mod control;
+pub mod memlock;
+pub mod policy;
+pub mod session;

@@ -1,0 +1,215 @@
+use super::*;
+
+const MS: u64 = 1_000_000;
+
+fn cfg(nr_cpus: u64) -> PolicyConfig {
+    PolicyConfig {
+        nr_cpus,
+        ..PolicyConfig::default()
+    }
+}
+
+/// A task as BPF would report it.
+fn task(pid: i32, sum_exec_ms: u64, nvcsw: u64, at_ms: u64) -> QueuedTask {
+    QueuedTask {
+        pid,
+        cpu: 0,
+        cpumask_gen: 0,
+        nr_cpus_allowed: 4,
+        enq_seq: 1,
+        wakeup: false,
+        sum_exec_runtime: sum_exec_ms * MS,
+        nvcsw,
+        weight: DEFAULT_WEIGHT,
+        enq_ns: at_ms * MS,
+    }
+}
+
+fn drain(p: &mut Policy) -> Vec<i32> {
+    std::iter::from_fn(|| p.next(0)).map(|d| d.pid).collect()
+}
+
+#[test]
+fn the_task_that_ran_less_goes_first() {
+    let mut p = Policy::new(cfg(1), 16);
+    p.enqueue(&task(1, 0, 0, 0));
+    p.enqueue(&task(2, 0, 0, 0));
+    drain(&mut p);
+    // 1 ran 30 ms, 2 ran 3 ms since.
+    p.enqueue(&task(1, 30, 0, 40));
+    p.enqueue(&task(2, 3, 0, 40));
+    assert_eq!(drain(&mut p), vec![2, 1]);
+}
+
+#[test]
+fn equal_deadlines_leave_in_arrival_order() {
+    let mut p = Policy::new(cfg(1), 16);
+    for pid in [5, 3, 9] {
+        p.enqueue(&task(pid, 0, 0, 0));
+    }
+    assert_eq!(drain(&mut p), vec![5, 3, 9]);
+}
+
+#[test]
+fn weight_slows_vruntime_but_is_capped() {
+    let mut p = Policy::new(cfg(1), 16);
+    let heavy = |pid, weight, ms| QueuedTask {
+        weight,
+        ..task(pid, ms, 0, 10)
+    };
+    for (pid, w) in [(1, 100), (2, 400), (3, 10_000)] {
+        p.enqueue(&heavy(pid, w, 0));
+    }
+    drain(&mut p);
+    // All ran 40 ms; deadlines: 40 ms at weight 100, 10 ms at weight 400, and 4 ms for the
+    // 10000-weight task only if uncapped: the cap (1000) gives it 4 ms.
+    for (pid, w) in [(1, 100), (2, 400), (3, 10_000)] {
+        p.enqueue(&heavy(pid, w, 40));
+    }
+    let d: Vec<(i32, u64)> = std::iter::from_fn(|| p.next(0))
+        .map(|d| (d.pid, d.vtime))
+        .collect();
+    assert_eq!(d.iter().map(|x| x.0).collect::<Vec<_>>(), vec![3, 2, 1]);
+    // The burst is charged too (not a wakeup): vruntime + burst, both weight-scaled.
+    assert_eq!(d[0].1, 2 * 40 * MS * DEFAULT_WEIGHT / 1000);
+    assert_eq!(d[1].1, 2 * 40 * MS * DEFAULT_WEIGHT / 400);
+}
+
+#[test]
+fn frequent_voluntary_switchers_become_interactive_and_hogs_do_not() {
+    let mut p = Policy::new(cfg(2), 16);
+    for step in 0..10u64 {
+        let t = step * 150;
+        // pid 1: 60 switches per 150 ms (400/s); pid 2: none.
+        p.enqueue(&task(1, step, step * 60, t));
+        p.enqueue(&task(2, step * 150, 0, t));
+        drain(&mut p);
+    }
+    assert!(p.is_interactive(1));
+    assert!(!p.is_interactive(2));
+    assert_eq!(p.nr_interactive(), 1);
+}
+
+#[test]
+fn interactive_task_is_not_charged_for_its_burst() {
+    let mut p = Policy::new(cfg(2), 16);
+    for step in 0..10u64 {
+        let t = step * 150;
+        p.enqueue(&task(1, step * 10, step * 60, t));
+        p.enqueue(&task(2, step * 10, 0, t));
+        drain(&mut p);
+    }
+    // Same CPU use so far; 2 is a hog charged for its burst, 1 is interactive.
+    p.enqueue(&task(2, 100, 0, 1500));
+    p.enqueue(&task(1, 100, 600, 1500));
+    assert_eq!(drain(&mut p), vec![1, 2]);
+}
+
+#[test]
+fn a_long_sleeper_gets_one_slice_of_credit_not_a_monopoly() {
+    let mut p = Policy::new(cfg(1), 16);
+    p.enqueue(&task(1, 0, 0, 0));
+    p.enqueue(&task(2, 0, 0, 0));
+    drain(&mut p);
+    // 2 keeps running for a second while 1 sleeps.
+    for ms in (100..=1000).step_by(100) {
+        p.enqueue(&task(2, ms, 0, ms));
+        drain(&mut p);
+    }
+    let woke = QueuedTask {
+        wakeup: true,
+        ..task(1, 0, 1, 1001)
+    };
+    p.enqueue(&woke);
+    let d = p.next(0).unwrap();
+    assert_eq!(d.pid, 1);
+    let floor = d.vtime;
+    assert!(
+        floor > 500 * MS,
+        "credit limited to a slice, got vtime {floor}"
+    );
+}
+
+#[test]
+fn slice_shrinks_with_waiters_within_bounds() {
+    let p = Policy::new(cfg(4), 16);
+    let c = *p.config();
+    assert_eq!(p.slice_ns(0), c.slice_max_ns);
+    assert_eq!(p.slice_ns(4), c.slice_max_ns);
+    assert_eq!(p.slice_ns(8), c.slice_max_ns / 2);
+    assert_eq!(p.slice_ns(16), c.slice_max_ns / 4);
+    assert_eq!(p.slice_ns(10_000), c.slice_min_ns);
+}
+
+#[test]
+fn next_uses_the_waiting_count_for_the_slice() {
+    let mut p = Policy::new(cfg(1), 64);
+    for pid in 0..4 {
+        p.enqueue(&task(pid, 0, 0, 0));
+    }
+    // 4 in user space + 4 in BPF queues on 1 CPU.
+    assert_eq!(p.next(4).unwrap().slice_ns, p.slice_ns(8));
+}
+
+#[test]
+fn pinned_tasks_keep_their_cpu_others_go_anywhere() {
+    let mut p = Policy::new(cfg(4), 16);
+    p.enqueue(&QueuedTask {
+        cpu: 3,
+        nr_cpus_allowed: 1,
+        ..task(1, 0, 0, 0)
+    });
+    p.enqueue(&QueuedTask {
+        cpu: 2,
+        ..task(2, 0, 0, 0)
+    });
+    let d1 = p.next(0).unwrap();
+    let d2 = p.next(0).unwrap();
+    assert_eq!((d1.pid, d1.cpu), (1, 3));
+    assert_eq!((d2.pid, d2.cpu), (2, CPU_ANY));
+}
+
+#[test]
+fn decisions_echo_the_enqueue_sequence_and_cpumask_generation() {
+    let mut p = Policy::new(cfg(4), 16);
+    p.enqueue(&QueuedTask {
+        enq_seq: 77,
+        cpumask_gen: 5,
+        ..task(1, 0, 0, 0)
+    });
+    let d = p.next(0).unwrap();
+    assert_eq!((d.enq_seq, d.cpumask_gen), (77, 5));
+    assert_eq!(p.nr_scheduled(), 1);
+    p.requeue(&d);
+    assert_eq!(p.nr_scheduled(), 0);
+    assert_eq!(p.next(0), Some(d));
+}
+
+#[test]
+fn a_recycled_pid_starts_fresh() {
+    let mut p = Policy::new(cfg(1), 16);
+    p.enqueue(&task(1, 500, 1000, 0));
+    drain(&mut p);
+    // New process with the same pid: counters restart near zero.
+    p.enqueue(&task(1, 1, 0, 200));
+    let d = p.next(0).unwrap();
+    assert_eq!(
+        d.vtime, 0,
+        "no leftover vruntime or burst from the old task"
+    );
+}
+
+#[test]
+fn idle_tasks_are_forgotten_with_their_classification() {
+    let mut p = Policy::new(cfg(2), 16);
+    for step in 0..10u64 {
+        p.enqueue(&task(1, step, step * 60, step * 150));
+        drain(&mut p);
+    }
+    p.enqueue(&task(2, 0, 0, 20_000));
+    drain(&mut p);
+    assert_eq!(p.nr_interactive(), 1);
+    p.forget_idle(20_000 * MS);
+    assert_eq!(p.tracked_tasks(), 1);
+    assert_eq!(p.nr_interactive(), 0);
+}

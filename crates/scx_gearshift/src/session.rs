@@ -1,0 +1,220 @@
+//! The scheduling loop: receive queued tasks, order them, send decisions back, answer control
+//! requests, and yield the CPU. BPF only dispatches this thread again when there is work.
+
+use std::mem::MaybeUninit;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use gearshift_types::{Mode, Request, Response, Settings, Stats};
+use libbpf_rs::OpenObject;
+
+use crate::bpf::{Bpf, BpfTunables};
+use crate::control::ControlServer;
+use crate::memlock::{thread_page_faults, LockedMemory};
+use crate::policy::{Policy, PolicyConfig};
+
+/// Everything the scheduler can be told at start.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub slice_max_ns: u64,
+    pub slice_min_ns: u64,
+    pub interactive_nvcsw_per_s: u64,
+    pub weight_cap: u64,
+    pub mode: Mode,
+    pub control_socket: Option<PathBuf>,
+    pub stats_interval: Option<Duration>,
+}
+
+/// Room for this many tasks before the policy's tables would have to grow.
+const TASK_CAPACITY: usize = 65536;
+const HOUSEKEEPING: Duration = Duration::from_secs(1);
+
+/// Runs the scheduler until `shutdown` is set or the kernel ends it; restarts it when the
+/// kernel asks (CPU hotplug). Returns why it ended (the kernel's reason is printed).
+pub fn run(opts: &Options, shutdown: &AtomicBool) -> Result<scx_utils::UserExitInfo> {
+    let control = opts
+        .control_socket
+        .as_deref()
+        .map(ControlServer::bind)
+        .transpose()
+        .context("binding the control socket")?;
+    prefault_stack();
+    let _locked = LockedMemory::lock().context("locking the scheduler's memory")?;
+    let mut settings = Settings { mode: opts.mode };
+    loop {
+        let mut open_object = MaybeUninit::<OpenObject>::uninit();
+        let tid = nix::unistd::gettid().as_raw();
+        let bpf = Bpf::attach(
+            &mut open_object,
+            BpfTunables {
+                slice_max_ns: opts.slice_max_ns,
+                slice_min_ns: opts.slice_min_ns,
+            },
+            tid,
+        )?;
+        tracing::info!("scx_gearshift attached ({} mode)", settings.mode);
+        let mut session = Session::new(bpf, opts, settings);
+        session.run(shutdown, control.as_ref())?;
+        settings = session.settings;
+        let exit = session.bpf.detach()?;
+        if !exit.should_restart() || shutdown.load(Ordering::Relaxed) {
+            return Ok(exit);
+        }
+        tracing::info!("the kernel asked for a restart (CPU hotplug); restarting");
+    }
+}
+
+/// Touches stack pages now, so that deeper calls later do not fault them in.
+#[inline(never)]
+fn prefault_stack() {
+    let mut buf = [0u8; 512 * 1024];
+    std::hint::black_box(&mut buf);
+}
+
+struct Session<'obj> {
+    bpf: Bpf<'obj>,
+    policy: Policy,
+    settings: Settings,
+    started: Instant,
+    faults_at_start: u64,
+    stats_interval: Option<Duration>,
+}
+
+impl<'obj> Session<'obj> {
+    fn new(bpf: Bpf<'obj>, opts: &Options, settings: Settings) -> Self {
+        let nr_cpus = bpf.counters().nr_online_cpus.max(1);
+        let policy = Policy::new(
+            PolicyConfig {
+                nr_cpus,
+                slice_max_ns: opts.slice_max_ns,
+                slice_min_ns: opts.slice_min_ns,
+                interactive_nvcsw_per_s: opts.interactive_nvcsw_per_s,
+                weight_cap: opts.weight_cap,
+                ..PolicyConfig::default()
+            },
+            TASK_CAPACITY,
+        );
+        Self {
+            bpf,
+            policy,
+            settings,
+            started: Instant::now(),
+            faults_at_start: thread_page_faults(),
+            stats_interval: opts.stats_interval,
+        }
+    }
+
+    fn run(&mut self, shutdown: &AtomicBool, control: Option<&ControlServer>) -> Result<()> {
+        let mut next_housekeeping = Instant::now() + HOUSEKEEPING;
+        let mut next_stats = self.stats_interval.map(|i| Instant::now() + i);
+        while !shutdown.load(Ordering::Relaxed) && !self.bpf.exited() {
+            self.schedule()?;
+            if let Some(control) = control {
+                control.serve_pending(|request| self.answer(request));
+            }
+            let now = Instant::now();
+            if now >= next_housekeeping {
+                self.policy.forget_idle(monotonic_ns());
+                next_housekeeping = now + HOUSEKEEPING;
+            }
+            if let (Some(at), Some(every)) = (next_stats, self.stats_interval) {
+                if now >= at {
+                    print_stats(&self.stats());
+                    next_stats = Some(now + every);
+                }
+            }
+            // BPF keeps us off the CPU until tasks are queued or the heartbeat fires.
+            std::thread::yield_now();
+        }
+        Ok(())
+    }
+
+    /// One round: everything queued goes through the policy and back out, most urgent first.
+    fn schedule(&mut self) -> Result<()> {
+        let policy = &mut self.policy;
+        self.bpf.receive(|task| policy.enqueue(task))?;
+        let kernel_waiting = self.bpf.counters().nr_shared_waiting;
+        while let Some(decision) = self.policy.next(kernel_waiting) {
+            if !self.bpf.dispatch(&decision) {
+                self.policy.requeue(&decision);
+                break;
+            }
+        }
+        self.bpf.set_user_pending(self.policy.pending() as u64);
+        Ok(())
+    }
+
+    fn answer(&mut self, request: &Request) -> Response {
+        match request {
+            Request::SetMode { mode } => {
+                self.settings.mode = *mode;
+                Response::Settings {
+                    settings: self.settings,
+                }
+            }
+            Request::GetSettings => Response::Settings {
+                settings: self.settings,
+            },
+            Request::GetStats => Response::Stats {
+                stats: Box::new(self.stats()),
+            },
+        }
+    }
+
+    fn stats(&self) -> Stats {
+        let c = self.bpf.counters();
+        Stats {
+            mode: self.settings.mode,
+            uptime_ms: self.started.elapsed().as_millis() as u64,
+            nr_online_cpus: c.nr_online_cpus,
+            nr_running: c.nr_running,
+            nr_queued: c.nr_queued,
+            nr_user_pending: self.policy.pending() as u64,
+            nr_shared_waiting: c.nr_shared_waiting,
+            nr_scheduled: self.policy.nr_scheduled(),
+            nr_user_dispatches: c.nr_user_dispatches,
+            nr_kernel_dispatches: c.nr_kernel_dispatches,
+            nr_cancel_dispatches: c.nr_cancel_dispatches,
+            nr_bounce_dispatches: c.nr_bounce_dispatches,
+            nr_failed_dispatches: c.nr_failed_dispatches,
+            nr_sched_congested: c.nr_sched_congested,
+            nr_usersched_runs: c.nr_usersched_runs,
+            nr_interactive: self.policy.nr_interactive(),
+            page_faults: thread_page_faults().saturating_sub(self.faults_at_start),
+            arena_used_bytes: crate::alloc::ARENA.used_bytes(),
+        }
+    }
+}
+
+fn monotonic_ns() -> u64 {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
+        .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
+        .unwrap_or(0)
+}
+
+/// One line per interval, `key=value` pairs a human and `grep` can both read.
+fn print_stats(s: &Stats) {
+    println!(
+        "[gearshift] mode={} cpus={} running={} queued={} scheduled={} pending={} shared={} \
+         user={} kernel={} cancel={} bounce={} failed={} congested={} interactive={} \
+         page_faults={} arena_kib={}",
+        s.mode,
+        s.nr_online_cpus,
+        s.nr_running,
+        s.nr_queued,
+        s.nr_scheduled,
+        s.nr_user_pending,
+        s.nr_shared_waiting,
+        s.nr_user_dispatches,
+        s.nr_kernel_dispatches,
+        s.nr_cancel_dispatches,
+        s.nr_bounce_dispatches,
+        s.nr_failed_dispatches,
+        s.nr_sched_congested,
+        s.nr_interactive,
+        s.page_faults,
+        s.arena_used_bytes / 1024,
+    );
+}
