@@ -95,6 +95,22 @@ impl PrivateApt {
         parse_print_uris(&self.run("apt-get", &args)?)
     }
 
+    /// Download locations of `packages` and every package they depend on, as if installing
+    /// them onto an empty system (the private state has no dpkg status).
+    pub fn print_install_uris(&self, packages: &[String]) -> Result<Vec<DebUri>, AptError> {
+        let mut args = vec![
+            "-oAPT::Install-Recommends=false",
+            "-oDebug::NoLocking=1",
+            "-qq",
+            "--print-uris",
+            "install",
+        ];
+        args.extend(packages.iter().map(String::as_str));
+        // Install simulation prints MD5 sums; `download` prints SHA-256 for the same files.
+        let names = package_names_in_uris(&self.run("apt-get", &args)?);
+        self.print_uris(&names)
+    }
+
     fn run(&self, tool: &'static str, args: &[&str]) -> Result<String, AptError> {
         let out = Command::new(tool)
             .args(self.options())
@@ -208,6 +224,16 @@ pub fn parse_print_uris(text: &str) -> Result<Vec<DebUri>, AptError> {
         .collect()
 }
 
+/// Package names of the `.deb` files in `--print-uris` output (`name_version_arch.deb`).
+pub fn package_names_in_uris(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.starts_with('\''))
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .filter_map(|file| file.split('_').next())
+        .map(str::to_owned)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,6 +290,15 @@ Description: Linux for 64-bit PCs (meta-package)\n";
         );
         assert!(uris[0].url.ends_with("%2b1_amd64.deb"));
         assert!(uris[0].sha256.starts_with("5663505495b5"));
+    }
+
+    #[test]
+    fn names_come_from_deb_file_names() {
+        let out = "Need to get 5 kB\n'http://x/gcc-14-base_14.2.0-19_amd64.deb' gcc-14-base_14.2.0-19_amd64.deb 49432 MD5Sum:8c82\n'http://x/libsensors-config_1%3a3.6.2-2_all.deb' libsensors-config_1%3a3.6.2-2_all.deb 16236 MD5Sum:00\n";
+        assert_eq!(
+            package_names_in_uris(out),
+            vec!["gcc-14-base", "libsensors-config"]
+        );
     }
 
     #[test]

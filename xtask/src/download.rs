@@ -60,7 +60,8 @@ impl<'a> Progress<'a> {
                 eprint!("\r  {}: {percent:3}% of {}", self.label, mib(self.total));
                 self.last_draw = Instant::now();
             }
-        } else if percent / 10 > self.last_decile {
+        } else if self.total >= 8 << 20 && percent / 10 > self.last_decile {
+            // Logs get a line per 10% of big files only; small ones get their final line.
             self.last_decile = percent / 10;
             eprintln!("  {}: {percent}% of {}", self.label, mib(self.total));
         }
@@ -69,6 +70,8 @@ impl<'a> Progress<'a> {
     fn finish(&self) {
         if self.tty {
             eprintln!();
+        } else if self.total < 8 << 20 {
+            eprintln!("  {}: {}", self.label, mib(self.total));
         }
     }
 }

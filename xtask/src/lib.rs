@@ -4,6 +4,7 @@
 //! - [`kconfig`]: parsing and checking a kernel's `config` file.
 //! - [`download`]: verified downloads with progress.
 //! - [`kernel`]: obtaining a sched_ext-capable kernel (Debian's or the user's own).
+//! - [`tools`]: test tools newer than Debian 12 has (stress-ng with `--race-sched`).
 //! - [`vm`]: booting that kernel with virtme-ng and running a command inside as root.
 
 pub mod apt;
@@ -11,6 +12,7 @@ pub mod cache;
 pub mod download;
 pub mod kconfig;
 pub mod kernel;
+pub mod tools;
 pub mod vm;
 
 pub use kernel::Kernel;

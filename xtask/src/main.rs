@@ -35,6 +35,8 @@ enum Cmd {
         #[arg(last = true, required = true)]
         command: Vec<String>,
     },
+    /// Fetch the test tools Debian 12 lacks (stress-ng 0.19); print the stress-ng launcher.
+    Tools,
     /// Boot the VM and show the kernel's sched_ext state.
     Demo {
         #[command(flatten)]
@@ -128,6 +130,10 @@ fn main() -> Result<ExitCode> {
                 many => shell_words::join(many),
             };
             boot(&cache, &vm, &script)
+        }
+        Cmd::Tools => {
+            println!("{}", xtask::tools::stress_ng(&cache)?.display());
+            Ok(ExitCode::SUCCESS)
         }
         Cmd::Demo { vm } => boot(&cache, &vm, DEMO),
     }

@@ -1,0 +1,81 @@
+//! Shared helpers of the scheduler's VM tests: a shell prelude with the scheduler and tools,
+//! and parsing of the `key=value` lines the guest scripts print.
+
+#![allow(dead_code)]
+
+use xtask::{run_in_vm, VmConfig, VmOutput};
+
+/// Shell functions every guest script can use.
+fn prelude() -> String {
+    let stress_ng = xtask::tools::stress_ng(&xtask::cache::Cache::from_env())
+        .expect("stress-ng 0.19 for the VM tests");
+    format!(
+        r#"
+SCHED='{sched}'
+STRESS_NG='{stress_ng}'
+state() {{ cat /sys/kernel/sched_ext/state; }}
+# Starts the scheduler in the background and waits until the kernel reports it enabled.
+start_sched() {{
+    "$SCHED" "$@" > /tmp/gs.log 2>&1 &
+    SCHED_PID=$!
+    for _ in $(seq 1 240); do
+        [ "$(state)" = enabled ] && return 0
+        kill -0 $SCHED_PID 2>/dev/null || break
+        sleep 0.25
+    done
+    echo "scheduler did not attach:"; cat /tmp/gs.log; exit 90
+}}
+# Interrupts the scheduler and prints its exit status.
+stop_sched() {{
+    kill -INT $SCHED_PID
+    wait $SCHED_PID
+    echo "sched_exit=$?"
+}}
+# Percentage of CPU time not idle, over $1 seconds, from /proc/stat.
+busy_pct() {{
+    a=$(awk '/^cpu /{{t=0; for(i=2;i<=NF;i++) t+=$i; print $5+$6, t}}' /proc/stat)
+    sleep "$1"
+    b=$(awk '/^cpu /{{t=0; for(i=2;i<=NF;i++) t+=$i; print $5+$6, t}}' /proc/stat)
+    echo "$a $b" | awk '{{printf "%.2f\n", 100 * (1 - ($3-$1)/($4-$2))}}'
+}}
+# The value of $1 in the last stats line the scheduler printed.
+last_stat() {{ grep '^\[gearshift\]' /tmp/gs.log | tail -1 | tr ' ' '\n' | sed -n "s/^$1=//p"; }}
+"#,
+        sched = env!("CARGO_BIN_EXE_scx_gearshift"),
+        stress_ng = stress_ng.display(),
+    )
+}
+
+/// Runs `body` after the prelude in a VM with `cpus` vCPUs.
+pub fn run(cpus: u32, body: &str) -> VmOutput {
+    let cfg = VmConfig {
+        cpus,
+        ..VmConfig::default()
+    };
+    let out = run_in_vm(&cfg, &format!("{}\n{}", prelude(), body)).expect("VM run");
+    eprintln!("--- guest output ---\n{}", out.output);
+    out
+}
+
+/// The value printed as `key=value` (last occurrence).
+pub fn field<'a>(out: &'a VmOutput, key: &str) -> Option<&'a str> {
+    out.output
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+        .map(str::trim)
+}
+
+pub fn number(out: &VmOutput, key: &str) -> f64 {
+    field(out, key)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no numeric {key}= in the output:\n{}", out.output))
+}
+
+/// The kernel's log lines about sched_ext (attach, detach, errors).
+pub fn sched_ext_log(out: &VmOutput) -> Vec<&str> {
+    out.dmesg
+        .lines()
+        .filter(|l| l.contains("sched_ext"))
+        .collect()
+}

@@ -1,0 +1,142 @@
+//! scx_gearshift attached for real, in the sched_ext VM. Ignored by plain `cargo test`;
+//! `tools/test.sh` runs them.
+
+mod common;
+
+use common::{field, number, run, sched_ext_log};
+
+#[test]
+#[ignore = "boots the sched_ext VM; run by tools/test.sh"]
+fn attaches_answers_control_requests_and_detaches_cleanly() {
+    let out = run(
+        2,
+        r#"
+start_sched --control-socket /tmp/gs.sock --stats 1
+echo "state=$(state)"
+echo "ops=$(cat /sys/kernel/sched_ext/root/ops)"
+"$STRESS_NG" --cpu 2 -t 3 -q
+/usr/bin/python3 - <<'PY'
+import json, socket
+s = socket.socket(socket.AF_UNIX); s.connect("/tmp/gs.sock"); f = s.makefile("rw")
+def ask(line):
+    f.write(line + "\n"); f.flush(); return json.loads(f.readline())
+r = ask('{"request":"set-mode","mode":"interactive"}')
+print("ack=" + r["response"] + ":" + r["settings"]["mode"])
+r = ask('{"request":"get-stats"}')
+print("stats_queued=%d" % r["stats"]["nr_queued"])
+print("stats_cpus=%d" % r["stats"]["nr_online_cpus"])
+r = ask('{"request":"set-mode","mode":"warp"}')
+print("bad_mode=" + r["response"])
+r = ask('not json')
+print("garbage=" + r["response"])
+r = ask('{"request":"get-settings"}')
+print("still_mode=" + r["settings"]["mode"])
+PY
+stop_sched
+echo "state_after=$(state)"
+echo "exit_reason=$(grep -c 'EXIT: unregistered from user space' /tmp/gs.log)"
+[ -e /tmp/gs.sock ] && echo socket_left=1 || echo socket_left=0
+"#,
+    );
+    assert_eq!(out.status, 0);
+    assert_eq!(field(&out, "state"), Some("enabled"));
+    assert!(field(&out, "ops").is_some_and(|o| o.starts_with("gearshift")));
+    assert_eq!(field(&out, "ack"), Some("settings:interactive"));
+    assert!(
+        number(&out, "stats_queued") > 0.0,
+        "tasks went through user space"
+    );
+    assert_eq!(number(&out, "stats_cpus"), 2.0);
+    assert_eq!(field(&out, "bad_mode"), Some("error"));
+    assert_eq!(field(&out, "garbage"), Some("error"));
+    assert_eq!(field(&out, "still_mode"), Some("interactive"));
+    assert_eq!(field(&out, "sched_exit"), Some("0"));
+    assert_eq!(field(&out, "state_after"), Some("disabled"));
+    assert_eq!(
+        field(&out, "exit_reason"),
+        Some("1"),
+        "the kernel's reason is printed"
+    );
+    assert_eq!(field(&out, "socket_left"), Some("0"));
+}
+
+#[test]
+#[ignore = "boots the sched_ext VM; run by tools/test.sh"]
+fn survives_affinity_races_without_page_faults() {
+    let out = run(
+        2,
+        r#"
+start_sched --stats 1
+"$STRESS_NG" --race-sched 4 -t 60 -q; echo "race_status=$?"
+echo "after_race=$(state)"
+"$STRESS_NG" --cpu-sched 2 --affinity 2 --affinity-rand -t 20 -q; echo "churn_status=$?"
+echo "after_churn=$(state)"
+sleep 1.5
+echo "page_faults=$(last_stat page_faults)"
+echo "bounced=$(last_stat bounce)"
+echo "cancelled=$(last_stat cancel)"
+stop_sched
+"#,
+    );
+    assert_eq!(out.status, 0);
+    assert_eq!(
+        field(&out, "after_race"),
+        Some("enabled"),
+        "{:?}",
+        sched_ext_log(&out)
+    );
+    assert_eq!(
+        field(&out, "after_churn"),
+        Some("enabled"),
+        "{:?}",
+        sched_ext_log(&out)
+    );
+    assert_eq!(field(&out, "race_status"), Some("0"));
+    assert_eq!(field(&out, "churn_status"), Some("0"));
+    assert_eq!(number(&out, "page_faults"), 0.0);
+    assert_eq!(field(&out, "sched_exit"), Some("0"));
+}
+
+#[test]
+#[ignore = "boots the sched_ext VM; run by tools/test.sh"]
+fn sigkill_falls_back_to_the_default_scheduler() {
+    let out = run(
+        2,
+        r#"
+start_sched
+echo "before=$(state)"
+kill -9 $SCHED_PID
+for _ in $(seq 1 100); do [ "$(state)" = disabled ] && break; sleep 0.1; done
+echo "after_kill=$(state)"
+"$STRESS_NG" --cpu 2 -t 2 -q && echo "system_alive=1"
+"#,
+    );
+    assert_eq!(out.status, 0);
+    assert_eq!(field(&out, "before"), Some("enabled"));
+    assert_eq!(field(&out, "after_kill"), Some("disabled"));
+    assert_eq!(field(&out, "system_alive"), Some("1"));
+}
+
+#[test]
+#[ignore = "boots the sched_ext VM; run by tools/test.sh"]
+fn keeps_every_cpu_busy_with_as_many_hogs_and_runs_hackbench() {
+    let out = run(
+        2,
+        r#"
+start_sched
+"$STRESS_NG" --cpu 2 --cpu-method loop -t 20 -q &
+HOGS=$!
+sleep 4
+echo "busy=$(busy_pct 8)"
+wait $HOGS
+hackbench -g 4 -l 50 > /tmp/hb.log 2>&1; echo "hackbench_status=$?"
+echo "still=$(state)"
+stop_sched
+"#,
+    );
+    assert_eq!(out.status, 0);
+    let busy = number(&out, "busy");
+    assert!(busy >= 99.0, "CPUs busy {busy}% with 2 hogs on 2 CPUs");
+    assert_eq!(field(&out, "hackbench_status"), Some("0"));
+    assert_eq!(field(&out, "still"), Some("enabled"));
+}
