@@ -78,6 +78,7 @@ impl Default for PolicyConfig {
 
 #[derive(Debug, Clone, Copy, Default)]
 struct TaskState {
+    pid: i32,
     vruntime: u64,
     last_sum_exec: u64,
     /// CPU time since the task last woke up.
@@ -88,28 +89,37 @@ struct TaskState {
     nvcsw_rate: u64,
     interactive: bool,
     last_seen_ns: u64,
+    // The latest enqueue, as BPF sent it, waiting for a decision.
+    queued: bool,
+    queued_arrival: u32,
+    cpu: i32,
+    cpumask_gen: u32,
+    enq_seq: u64,
+    deadline: u64,
 }
 
 /// Shortest window over which a switch rate is measured; shorter ones are too noisy.
 const RATE_WINDOW_NS: u64 = 100_000_000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Pending {
-    deadline: u64,
-    /// Arrival order among equal deadlines (FIFO).
-    arrival: u64,
-    vruntime: u64,
-    pid: i32,
-    cpu: i32,
-    cpumask_gen: u32,
-    enq_seq: u64,
+/// A queue entry packed into one integer, so ordering is one comparison: deadline first, then
+/// arrival (FIFO among equals), then the task's slot in the table.
+fn queue_key(deadline: u64, arrival: u32, slot: u32) -> u128 {
+    (deadline as u128) << 64 | (arrival as u128) << 32 | slot as u128
+}
+
+fn unpack_key(key: u128) -> (u32, u32) {
+    ((key >> 32) as u32, key as u32)
 }
 
 pub struct Policy {
     cfg: PolicyConfig,
-    tasks: FxHashMap<i32, TaskState>,
-    queue: BinaryHeap<Reverse<Pending>>,
-    arrivals: u64,
+    /// pid -> slot in `slots`.
+    index: FxHashMap<i32, u32>,
+    slots: Vec<TaskState>,
+    free_slots: Vec<u32>,
+    queue: BinaryHeap<Reverse<u128>>,
+    nr_pending: usize,
+    arrivals: u32,
     /// Lower bound of the vruntime of tasks dispatched so far.
     min_vruntime: u64,
     nr_interactive: u64,
@@ -121,8 +131,11 @@ impl Policy {
     pub fn new(cfg: PolicyConfig, capacity: usize) -> Self {
         Self {
             cfg,
-            tasks: FxHashMap::with_capacity_and_hasher(capacity, Default::default()),
+            index: FxHashMap::with_capacity_and_hasher(capacity, Default::default()),
+            slots: Vec::with_capacity(capacity),
+            free_slots: Vec::with_capacity(capacity),
             queue: BinaryHeap::with_capacity(capacity),
+            nr_pending: 0,
             arrivals: 0,
             min_vruntime: 0,
             nr_interactive: 0,
@@ -136,7 +149,7 @@ impl Policy {
 
     /// Tasks received and not yet dispatched.
     pub fn pending(&self) -> usize {
-        self.queue.len()
+        self.nr_pending
     }
 
     /// Tracked tasks classified interactive now.
@@ -150,32 +163,57 @@ impl Policy {
     }
 
     pub fn is_interactive(&self, pid: i32) -> bool {
-        self.tasks.get(&pid).is_some_and(|t| t.interactive)
+        self.index
+            .get(&pid)
+            .is_some_and(|&slot| self.slots[slot as usize].interactive)
     }
 
-    /// Takes a task BPF queued.
-    pub fn enqueue(&mut self, t: &QueuedTask) {
-        let cfg = self.cfg;
-        let floor = self.min_vruntime.saturating_sub(cfg.slice_max_ns);
-        let state = self.tasks.entry(t.pid).or_insert(TaskState {
-            vruntime: floor,
+    /// State of a task first seen (or seen again under a recycled pid) as `t`.
+    fn fresh_state(t: &QueuedTask, vruntime: u64) -> TaskState {
+        TaskState {
+            pid: t.pid,
+            vruntime,
             last_sum_exec: t.sum_exec_runtime,
             window_start_ns: t.enq_ns,
             window_nvcsw: t.nvcsw,
             ..TaskState::default()
-        });
+        }
+    }
+
+    fn slot_of(&mut self, t: &QueuedTask, floor: u64) -> u32 {
+        if let Some(&slot) = self.index.get(&t.pid) {
+            return slot;
+        }
+        let state = Self::fresh_state(t, floor);
+        let slot = match self.free_slots.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = state;
+                slot
+            }
+            None => {
+                self.slots.push(state);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.index.insert(t.pid, slot);
+        slot
+    }
+
+    /// Takes a task BPF queued.
+    pub fn enqueue(&mut self, t: &QueuedTask) {
+        let cfg = &self.cfg;
+        let floor = self.min_vruntime.saturating_sub(cfg.slice_max_ns);
+        let slot = self.slot_of(t, floor);
+        let cfg = &self.cfg;
+        let state = &mut self.slots[slot as usize];
         // A recycled pid shows up as a counter going backwards: start over.
         if t.sum_exec_runtime < state.last_sum_exec || t.nvcsw < state.window_nvcsw {
             if state.interactive {
                 self.nr_interactive -= 1;
             }
-            *state = TaskState {
-                vruntime: floor,
-                last_sum_exec: t.sum_exec_runtime,
-                window_start_ns: t.enq_ns,
-                window_nvcsw: t.nvcsw,
-                ..TaskState::default()
-            };
+            let queued = (state.queued, state.queued_arrival);
+            *state = Self::fresh_state(t, floor);
+            (state.queued, state.queued_arrival) = queued;
         }
         let ran = t.sum_exec_runtime - state.last_sum_exec;
         state.last_sum_exec = t.sum_exec_runtime;
@@ -207,20 +245,23 @@ impl Policy {
             // Capped so a long-running task still gets its turn among fresh ones.
             state.burst_ns.min(cfg.slice_max_ns * 10) * DEFAULT_WEIGHT / weight
         };
-        self.arrivals += 1;
-        self.queue.push(Reverse(Pending {
-            deadline: state.vruntime + charge,
-            arrival: self.arrivals,
-            vruntime: state.vruntime,
-            pid: t.pid,
-            cpu: if t.nr_cpus_allowed == 1 {
-                t.cpu
-            } else {
-                CPU_ANY
-            },
-            cpumask_gen: t.cpumask_gen,
-            enq_seq: t.enq_seq,
-        }));
+        state.deadline = state.vruntime + charge;
+        state.cpu = if t.nr_cpus_allowed == 1 {
+            t.cpu
+        } else {
+            CPU_ANY
+        };
+        state.cpumask_gen = t.cpumask_gen;
+        state.enq_seq = t.enq_seq;
+        // A newer enqueue supersedes one still waiting here: its queue entry goes stale.
+        if !state.queued {
+            self.nr_pending += 1;
+        }
+        state.queued = true;
+        self.arrivals = self.arrivals.wrapping_add(1);
+        state.queued_arrival = self.arrivals;
+        self.queue
+            .push(Reverse(queue_key(state.deadline, self.arrivals, slot)));
     }
 
     /// Time slice when `waiting` tasks wait: the full slice up to one waiter per CPU, then
@@ -233,43 +274,79 @@ impl Policy {
 
     /// The most urgent task's decision, given `kernel_waiting` tasks already queued in BPF.
     pub fn next(&mut self, kernel_waiting: u64) -> Option<Decision> {
-        let waiting = self.queue.len() as u64 + kernel_waiting;
-        let Reverse(p) = self.queue.pop()?;
-        self.min_vruntime = self.min_vruntime.max(p.vruntime);
-        self.nr_scheduled += 1;
-        Some(Decision {
-            pid: p.pid,
-            cpu: p.cpu,
-            cpumask_gen: p.cpumask_gen,
-            enq_seq: p.enq_seq,
-            slice_ns: self.slice_ns(waiting),
-            vtime: p.deadline,
-        })
+        let slice_ns = self.slice_ns(self.nr_pending as u64 + kernel_waiting);
+        self.pop(slice_ns)
+    }
+
+    /// Hands every pending decision to `send`, most urgent first, until it returns false (the
+    /// decision is then kept for later). All leave together, so they share one time slice,
+    /// sized for everything waiting now.
+    pub fn dispatch_all(&mut self, kernel_waiting: u64, mut send: impl FnMut(&Decision) -> bool) {
+        let slice_ns = self.slice_ns(self.nr_pending as u64 + kernel_waiting);
+        while let Some(decision) = self.pop(slice_ns) {
+            if !send(&decision) {
+                self.requeue(&decision);
+                return;
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn pop(&mut self, slice_ns: u64) -> Option<Decision> {
+        loop {
+            let Reverse(key) = self.queue.pop()?;
+            let (arrival, slot) = unpack_key(key);
+            let state = &mut self.slots[slot as usize];
+            if !state.queued || state.queued_arrival != arrival {
+                continue;
+            }
+            state.queued = false;
+            self.nr_pending -= 1;
+            self.min_vruntime = self.min_vruntime.max(state.vruntime);
+            self.nr_scheduled += 1;
+            return Some(Decision {
+                pid: state.pid,
+                cpu: state.cpu,
+                cpumask_gen: state.cpumask_gen,
+                enq_seq: state.enq_seq,
+                slice_ns,
+                vtime: state.deadline,
+            });
+        }
     }
 
     /// Puts back a decision that could not be delivered (the dispatch ring was full).
     pub fn requeue(&mut self, d: &Decision) {
+        let Some(&slot) = self.index.get(&d.pid) else {
+            return;
+        };
+        let state = &mut self.slots[slot as usize];
+        if state.queued {
+            // Superseded meanwhile by a newer enqueue, which is queued already.
+            return;
+        }
         self.nr_scheduled -= 1;
-        self.arrivals += 1;
-        self.queue.push(Reverse(Pending {
-            deadline: d.vtime,
-            arrival: 0,
-            vruntime: self.min_vruntime,
-            pid: d.pid,
-            cpu: d.cpu,
-            cpumask_gen: d.cpumask_gen,
-            enq_seq: d.enq_seq,
-        }));
+        self.nr_pending += 1;
+        state.queued = true;
+        // Ahead of everything with the same deadline: it was due first.
+        state.queued_arrival = 0;
+        self.queue.push(Reverse(queue_key(d.vtime, 0, slot)));
     }
 
     /// Drops state of tasks not seen for a while (exited, or asleep for long).
     pub fn forget_idle(&mut self, now_ns: u64) {
         let horizon = now_ns.saturating_sub(self.cfg.forget_after_ns);
+        let slots = &self.slots;
+        let free = &mut self.free_slots;
         let mut dropped_interactive = 0;
-        self.tasks.retain(|_, t| {
-            let keep = t.last_seen_ns >= horizon;
-            if !keep && t.interactive {
-                dropped_interactive += 1;
+        self.index.retain(|_, &mut slot| {
+            let t = &slots[slot as usize];
+            let keep = t.queued || t.last_seen_ns >= horizon;
+            if !keep {
+                free.push(slot);
+                if t.interactive {
+                    dropped_interactive += 1;
+                }
             }
             keep
         });
@@ -277,7 +354,7 @@ impl Policy {
     }
 
     pub fn tracked_tasks(&self) -> usize {
-        self.tasks.len()
+        self.index.len()
     }
 }
 

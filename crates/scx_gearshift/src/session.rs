@@ -136,12 +136,9 @@ impl<'obj> Session<'obj> {
         let policy = &mut self.policy;
         self.bpf.receive(|task| policy.enqueue(task))?;
         let kernel_waiting = self.bpf.counters().nr_shared_waiting;
-        while let Some(decision) = self.policy.next(kernel_waiting) {
-            if !self.bpf.dispatch(&decision) {
-                self.policy.requeue(&decision);
-                break;
-            }
-        }
+        let bpf = &self.bpf;
+        self.policy
+            .dispatch_all(kernel_waiting, |decision| bpf.dispatch(decision));
         self.bpf.set_user_pending(self.policy.pending() as u64);
         Ok(())
     }

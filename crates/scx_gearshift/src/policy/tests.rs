@@ -213,3 +213,56 @@ fn idle_tasks_are_forgotten_with_their_classification() {
     assert_eq!(p.tracked_tasks(), 1);
     assert_eq!(p.nr_interactive(), 0);
 }
+
+#[test]
+fn a_newer_enqueue_supersedes_the_waiting_one() {
+    let mut p = Policy::new(cfg(2), 16);
+    p.enqueue(&QueuedTask {
+        enq_seq: 1,
+        ..task(1, 0, 0, 0)
+    });
+    p.enqueue(&QueuedTask {
+        enq_seq: 2,
+        ..task(1, 1, 0, 1)
+    });
+    assert_eq!(p.pending(), 1);
+    let d = p.next(0).unwrap();
+    assert_eq!((d.pid, d.enq_seq), (1, 2));
+    assert_eq!(p.next(0), None, "the stale entry is skipped");
+    assert_eq!(p.pending(), 0);
+}
+
+#[test]
+fn slots_of_forgotten_tasks_are_reused() {
+    let mut p = Policy::new(cfg(2), 4);
+    for pid in 0..4 {
+        p.enqueue(&task(pid, 0, 0, 0));
+    }
+    drain(&mut p);
+    p.forget_idle(60_000 * MS);
+    assert_eq!(p.tracked_tasks(), 0);
+    for pid in 10..14 {
+        p.enqueue(&task(pid, 0, 0, 61_000));
+    }
+    assert_eq!(drain(&mut p), vec![10, 11, 12, 13]);
+}
+
+#[test]
+fn dispatch_all_stops_when_the_ring_is_full_and_keeps_the_rest() {
+    let mut p = Policy::new(cfg(1), 16);
+    for pid in 1..=5 {
+        p.enqueue(&task(pid, 0, 0, 0));
+    }
+    let mut sent = Vec::new();
+    p.dispatch_all(3, |d| {
+        if sent.len() == 2 {
+            return false;
+        }
+        sent.push((d.pid, d.slice_ns));
+        true
+    });
+    // One slice for the batch, sized for 5 pending + 3 in BPF on one CPU.
+    assert_eq!(sent, vec![(1, p.slice_ns(8)), (2, p.slice_ns(8))]);
+    assert_eq!(p.pending(), 3);
+    assert_eq!(drain(&mut p), vec![3, 4, 5], "the refused one stays first");
+}
