@@ -24,7 +24,7 @@ impl Stream {
             .map(|i| QueuedTask {
                 pid: 1000 + i as i32,
                 cpu: (i % 8) as i32,
-                nr_cpus_allowed: if i % 16 == 0 { 1 } else { 8 },
+                nr_cpus_allowed: if i.is_multiple_of(16) { 1 } else { 8 },
                 weight: [100, 100, 100, 1024, 10][i % 5],
                 ..QueuedTask::default()
             })
@@ -43,7 +43,7 @@ impl Stream {
         self.clock_ns += 50_000;
         let n = self.tasks.len() as u64;
         let i = (self.step.wrapping_mul(7919) % n) as usize;
-        let interactive = i % 3 == 0;
+        let interactive = i.is_multiple_of(3);
         let t = &mut self.tasks[i];
         t.enq_seq += 1;
         t.enq_ns = self.clock_ns;
