@@ -5,8 +5,9 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 ./tools/bootstrap.sh
-echo "== fetching the sched_ext kernel" >&2
+echo "== fetching the sched_ext kernel and test tools" >&2
 cargo xtask kernel >/dev/null
+cargo xtask tools >/dev/null
 echo "== format and lint" >&2
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

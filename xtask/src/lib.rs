@@ -1,5 +1,6 @@
 //! Gearshift's project commands as a library, so tests in any crate can boot the sched_ext VM.
 //!
+//! - [`bench`]: VM benchmarks as ratios against EEVDF, and the policy's cost per task.
 //! - [`apt`]: a private apt setup (never the system's) to resolve and fetch Debian kernels.
 //! - [`kconfig`]: parsing and checking a kernel's `config` file.
 //! - [`download`]: verified downloads with progress.
@@ -8,6 +9,7 @@
 //! - [`vm`]: booting that kernel with virtme-ng and running a command inside as root.
 
 pub mod apt;
+pub mod bench;
 pub mod cache;
 pub mod download;
 pub mod kconfig;

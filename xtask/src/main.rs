@@ -35,6 +35,16 @@ enum Cmd {
         #[arg(last = true, required = true)]
         command: Vec<String>,
     },
+    /// Benchmark EEVDF vs scx_gearshift (and other scheduler binaries) in one VM run.
+    Bench {
+        #[command(flatten)]
+        vm: VmArgs,
+        /// Other sched_ext scheduler binaries to compare (e.g. scx_rustland).
+        #[arg(long = "compare")]
+        others: Vec<PathBuf>,
+    },
+    /// Instructions and allocations per task of the user-space policy (callgrind).
+    BenchPolicy,
     /// Fetch the test tools Debian 12 lacks (stress-ng 0.19); print the stress-ng launcher.
     Tools,
     /// Boot the VM and show the kernel's sched_ext state.
@@ -109,10 +119,25 @@ fn boot(cache: &Cache, args: &VmArgs, script: &str) -> Result<ExitCode> {
     Ok(ExitCode::from(u8::try_from(out.status).unwrap_or(1)))
 }
 
+/// The demo, run in the guest: attach scx_gearshift, put load on it, show what it reports,
+/// detach. `@SCHED@` is the release binary.
 const DEMO: &str = r#"
 echo "guest kernel: $(uname -r), $(nproc) CPUs"
-echo "sched_ext state: $(cat /sys/kernel/sched_ext/state)"
-if [ -e /sys/kernel/sched_ext/root/ops ]; then echo "attached: $(cat /sys/kernel/sched_ext/root/ops)"; fi
+echo "sched_ext state before: $(cat /sys/kernel/sched_ext/state)"
+'@SCHED@' --stats 2 > /tmp/gs.log 2>&1 &
+PID=$!
+for _ in $(seq 1 240); do [ "$(cat /sys/kernel/sched_ext/state)" = enabled ] && break; sleep 0.25; done
+echo "sched_ext state: $(cat /sys/kernel/sched_ext/state), attached: $(cat /sys/kernel/sched_ext/root/ops)"
+echo "running 4 CPU hogs and hackbench under scx_gearshift..."
+stress-ng --cpu 4 --cpu-method loop -t 8 -q &
+hackbench -g 4 -l 50 | grep Time
+wait %2 2>/dev/null
+sleep 2
+echo "scheduler stats (every 2 s):"
+grep '^\[gearshift\]' /tmp/gs.log | tail -3
+kill -INT $PID; wait $PID; echo "scx_gearshift exited with status $?"
+grep EXIT /tmp/gs.log
+echo "sched_ext state after: $(cat /sys/kernel/sched_ext/state)"
 "#;
 
 fn main() -> Result<ExitCode> {
@@ -131,10 +156,25 @@ fn main() -> Result<ExitCode> {
             };
             boot(&cache, &vm, &script)
         }
+        Cmd::Bench { vm, others } => {
+            let kernel = obtain(&cache, &vm.kernel, false)?;
+            println!("{}", xtask::bench::vm(&cache, &kernel, vm.cpus, &others)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::BenchPolicy => {
+            println!("{}", xtask::bench::policy()?);
+            Ok(ExitCode::SUCCESS)
+        }
         Cmd::Tools => {
             println!("{}", xtask::tools::stress_ng(&cache)?.display());
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Demo { vm } => boot(&cache, &vm, DEMO),
+        Cmd::Demo { vm } => {
+            let sched = xtask::bench::target_dir().join("release/scx_gearshift");
+            if !sched.is_file() {
+                anyhow::bail!("{} is missing: cargo build --release first", sched.display());
+            }
+            boot(&cache, &vm, &DEMO.replace("@SCHED@", &sched.display().to_string()))
+        }
     }
 }

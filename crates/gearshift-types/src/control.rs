@@ -17,9 +17,20 @@ use crate::stats::Stats;
 pub const MAX_LINE: usize = 64 * 1024;
 
 /// The live settings of the scheduler.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
     pub mode: Mode,
+    /// Waking interactive tasks may preempt non-interactive ones.
+    pub preemption: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            mode: Mode::default(),
+            preemption: true,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,6 +38,8 @@ pub struct Settings {
 pub enum Request {
     /// Switch mode; answered with the settings in effect afterwards.
     SetMode { mode: Mode },
+    /// Turn wakeup preemption on or off; answered with the settings in effect afterwards.
+    SetPreemption { enabled: bool },
     /// The settings in effect.
     GetSettings,
     /// A stats snapshot.
@@ -114,6 +127,13 @@ impl Client {
         }
     }
 
+    pub fn set_preemption(&mut self, enabled: bool) -> Result<Settings, ProtocolError> {
+        match self.request(&Request::SetPreemption { enabled })? {
+            Response::Settings { settings } => Ok(settings),
+            other => Err(ProtocolError::Refused(format!("unexpected answer {other:?}"))),
+        }
+    }
+
     pub fn stats(&mut self) -> Result<Stats, ProtocolError> {
         match self.request(&Request::GetStats)? {
             Response::Stats { stats } => Ok(*stats),
@@ -160,6 +180,8 @@ mod tests {
         ));
         let wrong_type = b"{\"request\":\"set-mode\",\"mode\":7}\n";
         assert!(read_message::<Request>(&mut &wrong_type[..]).is_err());
+        let wrong_bool = b"{\"request\":\"set-preemption\",\"enabled\":\"yes\"}\n";
+        assert!(read_message::<Request>(&mut &wrong_bool[..]).is_err());
         let long = vec![b' '; MAX_LINE + 10];
         assert!(matches!(
             read_message::<Request>(&mut &long[..]),

@@ -10,6 +10,8 @@ use crate::mode::Mode;
 pub struct Stats {
     /// Mode in effect.
     pub mode: Mode,
+    /// Wakeup preemption in effect.
+    pub preemption: bool,
     /// Milliseconds since the scheduler attached.
     pub uptime_ms: u64,
     /// CPUs online now.
@@ -20,7 +22,7 @@ pub struct Stats {
     pub nr_queued: u64,
     /// Tasks the user-space policy holds but has not dispatched yet (now).
     pub nr_user_pending: u64,
-    /// Tasks waiting in the shared queue at the last dispatch (now).
+    /// Tasks waiting in the shared queues (interactive and regular) at the last dispatch (now).
     pub nr_shared_waiting: u64,
     /// Tasks the user-space policy dispatched.
     pub nr_scheduled: u64,
@@ -38,6 +40,12 @@ pub struct Stats {
     pub nr_sched_congested: u64,
     /// Times the user-space scheduler was given a CPU.
     pub nr_usersched_runs: u64,
+    /// Times a regular task went ahead of interactive ones because it had waited too long.
+    pub nr_starvation_guard: u64,
+    /// Interactive wakeups placed by BPF without a user-space round trip.
+    pub nr_interactive_wakeups: u64,
+    /// CPUs taken from non-interactive tasks for waking interactive ones.
+    pub nr_preemptions: u64,
     /// Tasks classified interactive among those seen in the last second.
     pub nr_interactive: u64,
     /// Page faults of the scheduling thread since it locked its memory (should stay 0).

@@ -32,7 +32,10 @@ mod skel {
     include!(concat!(env!("OUT_DIR"), "/bpf_skel.rs"));
 }
 
-use intf::{gs_dispatched_task, gs_queued_task, gs_task_flags_GS_TASK_WAKEUP};
+use intf::{
+    gs_dispatch_flags_GS_DISPATCH_INTERACTIVE, gs_dispatched_task, gs_queued_task,
+    gs_task_flags_GS_TASK_INTERACTIVE, gs_task_flags_GS_TASK_WAKEUP,
+};
 use skel::{BpfSkel, BpfSkelBuilder};
 
 /// BPF's counters (`struct gs_counters` in intf.h).
@@ -47,6 +50,7 @@ unsafe impl plain::Plain for gs_dispatched_task {}
 pub struct BpfTunables {
     pub slice_max_ns: u64,
     pub slice_min_ns: u64,
+    pub starvation_ns: u64,
 }
 
 /// The attached dispatcher. Dropping it detaches the scheduler.
@@ -71,6 +75,7 @@ fn to_task(raw: &gs_queued_task) -> QueuedTask {
         nvcsw: raw.nvcsw,
         weight: raw.weight,
         enq_ns: raw.enq_ns,
+        interactive_hint: raw.flags & gs_task_flags_GS_TASK_INTERACTIVE as u64 != 0,
     }
 }
 
@@ -96,6 +101,7 @@ impl<'obj> Bpf<'obj> {
         rodata.usersched_tid = usersched_tid;
         rodata.slice_max_ns = tunables.slice_max_ns;
         rodata.slice_min_ns = tunables.slice_min_ns;
+        rodata.starvation_ns = tunables.starvation_ns;
         let mut skel = scx_ops_load!(open, gearshift_ops, uei)?;
         if skel.maps.bss_data.is_none() {
             anyhow::bail!("BPF object has no .bss");
@@ -151,7 +157,11 @@ impl<'obj> Bpf<'obj> {
             pid: d.pid,
             cpu: d.cpu,
             cpumask_gen: d.cpumask_gen,
-            pad: 0,
+            flags: if d.interactive {
+                gs_dispatch_flags_GS_DISPATCH_INTERACTIVE
+            } else {
+                0
+            },
             enq_seq: d.enq_seq,
             slice_ns: d.slice_ns,
             vtime: d.vtime,
@@ -179,6 +189,14 @@ impl<'obj> Bpf<'obj> {
         if let Some(bss) = self.skel.maps.bss_data.as_deref_mut() {
             // SAFETY: shared with BPF, written with a volatile store.
             unsafe { std::ptr::write_volatile(&mut bss.nr_user_pending, n) };
+        }
+    }
+
+    /// Turns wakeup preemption on or off; in effect for the next wakeup.
+    pub fn set_preemption(&mut self, enabled: bool) {
+        if let Some(data) = self.skel.maps.data_data.as_deref_mut() {
+            // SAFETY: shared with BPF, written with a volatile store.
+            unsafe { std::ptr::write_volatile(&mut data.preempt_enabled, enabled) };
         }
     }
 

@@ -130,7 +130,16 @@ mod tests {
                     }),
                 },
                 Request::SetMode { mode } => Response::Settings {
-                    settings: Settings { mode: *mode },
+                    settings: Settings {
+                        mode: *mode,
+                        ..Settings::default()
+                    },
+                },
+                Request::SetPreemption { enabled } => Response::Settings {
+                    settings: Settings {
+                        preemption: *enabled,
+                        ..Settings::default()
+                    },
                 },
                 Request::GetSettings => Response::Settings {
                     settings: Settings::default(),

@@ -23,12 +23,18 @@ struct Cli {
     /// Shortest time slice, in nanoseconds, however many tasks wait.
     #[arg(long, default_value_t = 500_000, value_parser = clap::value_parser!(u64).range(10_000..=1_000_000_000))]
     slice_min_ns: u64,
+    /// Longest a regular task waits behind interactive ones, in nanoseconds.
+    #[arg(long, default_value_t = 5_000_000, value_parser = clap::value_parser!(u64).range(100_000..=10_000_000_000))]
+    starvation_ns: u64,
     /// Voluntary context switches per second from which a task counts as interactive.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 2)]
     interactive_nvcsw_per_s: u64,
     /// Highest task weight honoured (100 = nice 0; the kernel's range is 1..10000).
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(100..=10_000))]
     weight_cap: u64,
+    /// Let waking interactive tasks preempt non-interactive ones (true/false).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    preemption: bool,
     /// Mode to start in.
     #[arg(long, default_value_t = Mode::Interactive)]
     mode: Mode,
@@ -84,9 +90,11 @@ fn main() -> ExitCode {
     let opts = Options {
         slice_max_ns: cli.slice_max_ns,
         slice_min_ns: cli.slice_min_ns,
+        starvation_ns: cli.starvation_ns,
         interactive_nvcsw_per_s: cli.interactive_nvcsw_per_s,
         weight_cap: cli.weight_cap,
         mode: cli.mode,
+        preemption: cli.preemption,
         control_socket: cli.control_socket,
         stats_interval: cli.stats.map(Duration::from_secs),
     };

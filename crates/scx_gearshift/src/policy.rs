@@ -36,6 +36,8 @@ pub struct QueuedTask {
     pub nvcsw: u64,
     pub weight: u64,
     pub enq_ns: u64,
+    /// BPF knows the task as interactive (last classification, or inherited at fork).
+    pub interactive_hint: bool,
 }
 
 /// Where and how long a task runs.
@@ -48,6 +50,8 @@ pub struct Decision {
     pub slice_ns: u64,
     /// Deadline: the task's position in its queue.
     pub vtime: u64,
+    /// Served before regular tasks (within the starvation bound).
+    pub interactive: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -69,7 +73,7 @@ impl Default for PolicyConfig {
             nr_cpus: 1,
             slice_max_ns: 5_000_000,
             slice_min_ns: 500_000,
-            interactive_nvcsw_per_s: 10,
+            interactive_nvcsw_per_s: 2,
             weight_cap: 1000,
             forget_after_ns: 10 * NSEC_PER_SEC,
         }
@@ -169,6 +173,8 @@ impl Policy {
     }
 
     /// State of a task first seen (or seen again under a recycled pid) as `t`.
+    /// A new task starts as BPF knows it: children of interactive tasks start interactive,
+    /// until their own switch rate has been measured.
     fn fresh_state(t: &QueuedTask, vruntime: u64) -> TaskState {
         TaskState {
             pid: t.pid,
@@ -176,6 +182,7 @@ impl Policy {
             last_sum_exec: t.sum_exec_runtime,
             window_start_ns: t.enq_ns,
             window_nvcsw: t.nvcsw,
+            interactive: t.interactive_hint,
             ..TaskState::default()
         }
     }
@@ -185,6 +192,7 @@ impl Policy {
             return slot;
         }
         let state = Self::fresh_state(t, floor);
+        self.nr_interactive += state.interactive as u64;
         let slot = match self.free_slots.pop() {
             Some(slot) => {
                 self.slots[slot as usize] = state;
@@ -214,6 +222,7 @@ impl Policy {
             let queued = (state.queued, state.queued_arrival);
             *state = Self::fresh_state(t, floor);
             (state.queued, state.queued_arrival) = queued;
+            self.nr_interactive += state.interactive as u64;
         }
         let ran = t.sum_exec_runtime - state.last_sum_exec;
         state.last_sum_exec = t.sum_exec_runtime;
@@ -311,6 +320,7 @@ impl Policy {
                 enq_seq: state.enq_seq,
                 slice_ns,
                 vtime: state.deadline,
+                interactive: state.interactive,
             });
         }
     }

@@ -20,9 +20,11 @@ use crate::policy::{Policy, PolicyConfig};
 pub struct Options {
     pub slice_max_ns: u64,
     pub slice_min_ns: u64,
+    pub starvation_ns: u64,
     pub interactive_nvcsw_per_s: u64,
     pub weight_cap: u64,
     pub mode: Mode,
+    pub preemption: bool,
     pub control_socket: Option<PathBuf>,
     pub stats_interval: Option<Duration>,
 }
@@ -42,7 +44,10 @@ pub fn run(opts: &Options, shutdown: &AtomicBool) -> Result<scx_utils::UserExitI
         .context("binding the control socket")?;
     prefault_stack();
     let _locked = LockedMemory::lock().context("locking the scheduler's memory")?;
-    let mut settings = Settings { mode: opts.mode };
+    let mut settings = Settings {
+        mode: opts.mode,
+        preemption: opts.preemption,
+    };
     loop {
         let mut open_object = MaybeUninit::<OpenObject>::uninit();
         let tid = nix::unistd::gettid().as_raw();
@@ -51,6 +56,7 @@ pub fn run(opts: &Options, shutdown: &AtomicBool) -> Result<scx_utils::UserExitI
             BpfTunables {
                 slice_max_ns: opts.slice_max_ns,
                 slice_min_ns: opts.slice_min_ns,
+                starvation_ns: opts.starvation_ns,
             },
             tid,
         )?;
@@ -83,7 +89,8 @@ struct Session<'obj> {
 }
 
 impl<'obj> Session<'obj> {
-    fn new(bpf: Bpf<'obj>, opts: &Options, settings: Settings) -> Self {
+    fn new(mut bpf: Bpf<'obj>, opts: &Options, settings: Settings) -> Self {
+        bpf.set_preemption(settings.preemption);
         let nr_cpus = bpf.counters().nr_online_cpus.max(1);
         let policy = Policy::new(
             PolicyConfig {
@@ -151,6 +158,13 @@ impl<'obj> Session<'obj> {
                     settings: self.settings,
                 }
             }
+            Request::SetPreemption { enabled } => {
+                self.bpf.set_preemption(*enabled);
+                self.settings.preemption = *enabled;
+                Response::Settings {
+                    settings: self.settings,
+                }
+            }
             Request::GetSettings => Response::Settings {
                 settings: self.settings,
             },
@@ -164,6 +178,7 @@ impl<'obj> Session<'obj> {
         let c = self.bpf.counters();
         Stats {
             mode: self.settings.mode,
+            preemption: self.settings.preemption,
             uptime_ms: self.started.elapsed().as_millis() as u64,
             nr_online_cpus: c.nr_online_cpus,
             nr_running: c.nr_running,
@@ -178,6 +193,9 @@ impl<'obj> Session<'obj> {
             nr_failed_dispatches: c.nr_failed_dispatches,
             nr_sched_congested: c.nr_sched_congested,
             nr_usersched_runs: c.nr_usersched_runs,
+            nr_starvation_guard: c.nr_starvation_guard,
+            nr_interactive_wakeups: c.nr_interactive_wakeups,
+            nr_preemptions: c.nr_preemptions,
             nr_interactive: self.policy.nr_interactive(),
             page_faults: thread_page_faults().saturating_sub(self.faults_at_start),
             arena_used_bytes: crate::alloc::ARENA.used_bytes(),
@@ -194,10 +212,11 @@ fn monotonic_ns() -> u64 {
 /// One line per interval, `key=value` pairs a human and `grep` can both read.
 fn print_stats(s: &Stats) {
     println!(
-        "[gearshift] mode={} cpus={} running={} queued={} scheduled={} pending={} shared={} \
-         user={} kernel={} cancel={} bounce={} failed={} congested={} interactive={} \
+        "[gearshift] mode={} preempt={} cpus={} running={} queued={} scheduled={} pending={} shared={} \
+         user={} kernel={} cancel={} bounce={} failed={} congested={} starved={} fastwake={} preempted={} interactive={} \
          page_faults={} arena_kib={}",
         s.mode,
+        s.preemption,
         s.nr_online_cpus,
         s.nr_running,
         s.nr_queued,
@@ -210,6 +229,9 @@ fn print_stats(s: &Stats) {
         s.nr_bounce_dispatches,
         s.nr_failed_dispatches,
         s.nr_sched_congested,
+        s.nr_starvation_guard,
+        s.nr_interactive_wakeups,
+        s.nr_preemptions,
         s.nr_interactive,
         s.page_faults,
         s.arena_used_bytes / 1024,

@@ -140,3 +140,34 @@ stop_sched
     assert_eq!(field(&out, "hackbench_status"), Some("0"));
     assert_eq!(field(&out, "still"), Some("enabled"));
 }
+
+#[test]
+#[ignore = "boots the sched_ext VM; run by tools/test.sh"]
+fn restarts_itself_across_cpu_hotplug() {
+    let out = run(
+        2,
+        r#"
+start_sched
+wait_reattached() {
+    # The kernel disables the scheduler on hotplug; scx_gearshift must attach again.
+    for _ in $(seq 1 40); do [ "$(state)" = disabled ] && break; sleep 0.1; done
+    for _ in $(seq 1 240); do [ "$(state)" = enabled ] && return 0; sleep 0.25; done
+}
+echo 0 > /sys/devices/system/cpu/cpu1/online
+wait_reattached
+echo "after_offline=$(state)"
+kill -0 $SCHED_PID && echo "alive_offline=1"
+echo 1 > /sys/devices/system/cpu/cpu1/online
+wait_reattached
+echo "after_online=$(state)"
+echo "restarts=$(grep -c 'asked for a restart' /tmp/gs.log)"
+stop_sched
+"#,
+    );
+    assert_eq!(out.status, 0);
+    assert_eq!(field(&out, "after_offline"), Some("enabled"));
+    assert_eq!(field(&out, "alive_offline"), Some("1"));
+    assert_eq!(field(&out, "after_online"), Some("enabled"));
+    assert_eq!(number(&out, "restarts"), 2.0);
+    assert_eq!(field(&out, "sched_exit"), Some("0"));
+}

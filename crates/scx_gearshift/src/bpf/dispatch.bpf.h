@@ -10,6 +10,11 @@
 const volatile u64 slice_max_ns = 5000000ULL;
 /* Shortest slice user space may ask for. */
 const volatile u64 slice_min_ns = 500000ULL;
+/* Longest a regular task waits behind interactive ones (starvation guard). */
+const volatile u64 starvation_ns = 5000000ULL;
+
+/* When a CPU last took a task from the regular shared DSQ. */
+static u64 last_regular_ns;
 
 static u64 nr_cpu_ids;
 
@@ -64,9 +69,12 @@ static void dispatch_from_user(const struct gs_dispatched_task *d)
 	} else {
 		stat_inc(nr_user_dispatches);
 	}
+	tctx->interactive = d->flags & GS_DISPATCH_INTERACTIVE;
 
 	if (cpu == GS_CPU_ANY) {
-		scx_bpf_dsq_insert_vtime(p, GS_SHARED_DSQ, slice, d->vtime, 0);
+		u64 dsq = tctx->interactive ? GS_PRIO_DSQ : GS_SHARED_DSQ;
+
+		scx_bpf_dsq_insert_vtime(p, dsq, slice, d->vtime, 0);
 		kick_idle_cpu(p->cpus_ptr);
 	} else {
 		scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), slice, d->vtime, 0);
@@ -95,7 +103,34 @@ static void drain_user_dispatches(void)
 /* Direct dispatch is only fair when nothing is already waiting for @cpu. */
 static bool can_direct_dispatch(s32 cpu)
 {
-	return !scx_bpf_dsq_nr_queued(GS_SHARED_DSQ) && !scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
+	return !scx_bpf_dsq_nr_queued(GS_SHARED_DSQ) && !scx_bpf_dsq_nr_queued(GS_PRIO_DSQ) &&
+	       !scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
+}
+
+static bool take_regular(void)
+{
+	if (!scx_bpf_dsq_move_to_local(GS_SHARED_DSQ, 0))
+		return false;
+	last_regular_ns = scx_bpf_now();
+	return true;
+}
+
+/*
+ * Interactive tasks first, regular ones after; but once regular tasks have waited
+ * starvation_ns, one of them goes first, so CPU-bound work always progresses.
+ */
+static bool take_shared(void)
+{
+	if (scx_bpf_dsq_nr_queued(GS_SHARED_DSQ) &&
+	    scx_bpf_now() - last_regular_ns >= starvation_ns) {
+		if (take_regular()) {
+			stat_inc(nr_starvation_guard);
+			return true;
+		}
+	}
+	if (scx_bpf_dsq_move_to_local(GS_PRIO_DSQ, 0))
+		return true;
+	return take_regular();
 }
 
 static s32 create_dsqs(void)
@@ -112,6 +147,9 @@ static s32 create_dsqs(void)
 		}
 	}
 	err = scx_bpf_create_dsq(GS_SHARED_DSQ, -1);
+	if (err)
+		return err;
+	err = scx_bpf_create_dsq(GS_PRIO_DSQ, -1);
 	if (err)
 		return err;
 	return scx_bpf_create_dsq(GS_SCHED_DSQ, -1);

@@ -16,13 +16,15 @@ static s32 pick_idle_cpu(struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 	return is_idle ? cpu : -EBUSY;
 }
 
-/* Wakes an idle CPU allowed by @mask so it runs ops.dispatch(); no-op when none is idle. */
-static void kick_idle_cpu(const struct cpumask *mask)
+/* Wakes an idle CPU allowed by @mask so it runs ops.dispatch(); false when none is idle. */
+static bool kick_idle_cpu(const struct cpumask *mask)
 {
 	s32 cpu = scx_bpf_pick_idle_cpu(mask, 0);
 
-	if (cpu >= 0)
-		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	if (cpu < 0)
+		return false;
+	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	return true;
 }
 
 /* Wakes any idle CPU, so the user-space scheduler gets to run. */

@@ -24,6 +24,8 @@ enum gs_consts {
 	GS_SHARED_DSQ		= GS_MAX_CPUS,
 	/* DSQ holding only the user-space scheduler task. */
 	GS_SCHED_DSQ		= GS_MAX_CPUS + 1,
+	/* Shared DSQ of interactive tasks, served before GS_SHARED_DSQ (within the starvation bound). */
+	GS_PRIO_DSQ		= GS_MAX_CPUS + 2,
 	/* Capacity (entries) of the queued-task ring buffer. */
 	GS_MAX_QUEUED		= 8192,
 	/* Heartbeat: user space runs at least this often, even with nothing queued. */
@@ -39,6 +41,14 @@ enum gs_task_flags {
 	GS_TASK_WAKEUP		= 1 << 0,
 	/* Kernel thread. */
 	GS_TASK_KTHREAD		= 1 << 1,
+	/* Known interactive to BPF: last classified so, or forked by an interactive task. */
+	GS_TASK_INTERACTIVE	= 1 << 2,
+};
+
+/* Flags of a dispatch decision (gs_dispatched_task.flags). */
+enum gs_dispatch_flags {
+	/* The policy classifies the task interactive: it goes to GS_PRIO_DSQ. */
+	GS_DISPATCH_INTERACTIVE	= 1 << 0,
 };
 
 /*
@@ -75,7 +85,8 @@ struct gs_dispatched_task {
 	s32 cpu;
 	/* cpumask generation the decision was made with (from gs_queued_task). */
 	u32 cpumask_gen;
-	u32 pad;
+	/* enum gs_dispatch_flags. */
+	u32 flags;
 	/* Echo of gs_queued_task.enq_seq: stale decisions are dropped. */
 	u64 enq_seq;
 	u64 slice_ns;
@@ -106,8 +117,14 @@ struct gs_counters {
 	u64 nr_sched_congested;
 	/* Times the user-space scheduler was dispatched to run. */
 	u64 nr_usersched_runs;
-	/* Tasks waiting in the shared DSQ at the last dispatch. */
+	/* Tasks waiting in the shared and interactive DSQs at the last dispatch. */
 	u64 nr_shared_waiting;
+	/* Times regular tasks went ahead of interactive ones because they waited too long. */
+	u64 nr_starvation_guard;
+	/* Interactive wakeups BPF placed itself, without a user-space round trip. */
+	u64 nr_interactive_wakeups;
+	/* CPUs taken from non-interactive tasks for interactive ones. */
+	u64 nr_preemptions;
 };
 
 #endif /* __GEARSHIFT_INTF_H */

@@ -5,7 +5,8 @@
  * kthreads that cannot wait, and validating every user-space decision before acting on it.
  *
  * Topics live in their own headers: task state (task.bpf.h), counters (stats.bpf.h), idle
- * selection (idle.bpf.h), the user-space channel (usersched.bpf.h), DSQs (dispatch.bpf.h).
+ * selection (idle.bpf.h), the user-space channel (usersched.bpf.h), DSQs (dispatch.bpf.h),
+ * wakeup preemption (preempt.bpf.h).
  */
 #include <scx/common.bpf.h>
 #include "intf.h"
@@ -19,6 +20,7 @@ UEI_DEFINE(uei);
 #include "idle.bpf.h"
 #include "usersched.bpf.h"
 #include "dispatch.bpf.h"
+#include "preempt.bpf.h"
 
 /* Deadline of the latest user-space dispatch: where tasks BPF places itself go. */
 static u64 vtime_now;
@@ -41,6 +43,27 @@ s32 BPF_STRUCT_OPS(gearshift_select_cpu, struct task_struct *p, s32 prev_cpu, u6
 	return cpu;
 }
 
+/*
+ * An interactive task waking up goes straight to the interactive DSQ: the policy has already
+ * classified it, and its latency matters more than a fresh deadline. It is seen by user space
+ * again when it uses up a slice (or on its next ordinary enqueue), and reclassified then.
+ */
+static bool enqueue_interactive_wakeup(struct task_struct *p, u64 enq_flags)
+{
+	struct task_ctx *tctx;
+
+	if (!(enq_flags & SCX_ENQ_WAKEUP))
+		return false;
+	tctx = lookup_task_ctx(p);
+	if (!tctx || !tctx->interactive)
+		return false;
+	scx_bpf_dsq_insert_vtime(p, GS_PRIO_DSQ, slice_max_ns, vtime_now, enq_flags);
+	stat_inc(nr_interactive_wakeups);
+	if (!kick_idle_cpu(p->cpus_ptr))
+		preempt_for(p, scx_bpf_task_cpu(p), nr_cpu_ids);
+	return true;
+}
+
 void BPF_STRUCT_OPS(gearshift_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	if (is_usersched(p)) {
@@ -52,6 +75,8 @@ void BPF_STRUCT_OPS(gearshift_enqueue, struct task_struct *p, u64 enq_flags)
 		stat_inc(nr_kernel_dispatches);
 		return;
 	}
+	if (enqueue_interactive_wakeup(p, enq_flags))
+		return;
 	if (!queue_to_usersched(p, enq_flags)) {
 		/* User space is congested: keep the task moving without it. */
 		scx_bpf_dsq_insert_vtime(p, GS_SHARED_DSQ, slice_max_ns, vtime_now, enq_flags);
@@ -66,7 +91,8 @@ void BPF_STRUCT_OPS(gearshift_enqueue, struct task_struct *p, u64 enq_flags)
 void BPF_STRUCT_OPS(gearshift_dispatch, s32 cpu, struct task_struct *prev)
 {
 	drain_user_dispatches();
-	counters.nr_shared_waiting = scx_bpf_dsq_nr_queued(GS_SHARED_DSQ);
+	counters.nr_shared_waiting = scx_bpf_dsq_nr_queued(GS_SHARED_DSQ) +
+				     scx_bpf_dsq_nr_queued(GS_PRIO_DSQ);
 
 	/* The scheduler goes first when it has work: everything else waits on it. */
 	if (usersched_has_work() && scx_bpf_dsq_move_to_local(GS_SCHED_DSQ, 0)) {
@@ -75,7 +101,7 @@ void BPF_STRUCT_OPS(gearshift_dispatch, s32 cpu, struct task_struct *prev)
 	}
 	if (scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0))
 		return;
-	if (scx_bpf_dsq_move_to_local(GS_SHARED_DSQ, 0))
+	if (take_shared())
 		return;
 	/*
 	 * Nothing else wants this CPU: let the previous task keep it rather than sending it
@@ -88,12 +114,19 @@ void BPF_STRUCT_OPS(gearshift_dispatch, s32 cpu, struct task_struct *prev)
 
 void BPF_STRUCT_OPS(gearshift_running, struct task_struct *p)
 {
+	struct task_ctx *tctx;
+	s32 cpu = scx_bpf_task_cpu(p);
+
 	if (is_usersched(p)) {
 		usersched_needed = 0;
 		usersched_last_run_ns = scx_bpf_now();
+		note_running(cpu, true);
 		return;
 	}
 	stat_inc(nr_running);
+	tctx = lookup_task_ctx(p);
+	/* Kernel threads are never preempted for user tasks. */
+	note_running(cpu, is_kthread(p) || (tctx && tctx->interactive));
 	if (p->scx.dsq_vtime > vtime_now)
 		vtime_now = p->scx.dsq_vtime;
 }
@@ -114,8 +147,17 @@ void BPF_STRUCT_OPS(gearshift_set_cpumask, struct task_struct *p, const struct c
 
 s32 BPF_STRUCT_OPS(gearshift_init_task, struct task_struct *p, struct scx_init_task_args *args)
 {
-	if (!bpf_task_storage_get(&task_ctx_stor, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE))
+	struct task_ctx *tctx, *parent_ctx;
+
+	tctx = bpf_task_storage_get(&task_ctx_stor, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!tctx)
 		return -ENOMEM;
+	/* A command started from an interactive shell starts out interactive too. */
+	if (args->fork) {
+		parent_ctx = lookup_task_ctx(bpf_get_current_task_btf());
+		if (parent_ctx)
+			tctx->interactive = parent_ctx->interactive;
+	}
 	return 0;
 }
 

@@ -65,6 +65,8 @@ static bool queue_to_usersched(struct task_struct *p, u64 enq_flags)
 		t->flags |= GS_TASK_WAKEUP;
 	if (is_kthread(p))
 		t->flags |= GS_TASK_KTHREAD;
+	if (tctx->interactive)
+		t->flags |= GS_TASK_INTERACTIVE;
 	t->sum_exec_runtime = p->se.sum_exec_runtime;
 	t->nvcsw = p->nvcsw;
 	t->weight = p->scx.weight;

@@ -22,6 +22,7 @@ fn task(pid: i32, sum_exec_ms: u64, nvcsw: u64, at_ms: u64) -> QueuedTask {
         nvcsw,
         weight: DEFAULT_WEIGHT,
         enq_ns: at_ms * MS,
+        interactive_hint: false,
     }
 }
 
@@ -265,4 +266,18 @@ fn dispatch_all_stops_when_the_ring_is_full_and_keeps_the_rest() {
     assert_eq!(sent, vec![(1, p.slice_ns(8)), (2, p.slice_ns(8))]);
     assert_eq!(p.pending(), 3);
     assert_eq!(drain(&mut p), vec![3, 4, 5], "the refused one stays first");
+}
+
+#[test]
+fn children_of_interactive_tasks_start_interactive_until_measured() {
+    let mut p = Policy::new(cfg(2), 16);
+    p.enqueue(&QueuedTask { interactive_hint: true, ..task(1, 0, 0, 0) });
+    p.enqueue(&task(2, 0, 0, 0));
+    let d: Vec<(i32, bool)> = std::iter::from_fn(|| p.next(0)).map(|d| (d.pid, d.interactive)).collect();
+    assert_eq!(d, vec![(1, true), (2, false)]);
+    assert_eq!(p.nr_interactive(), 1);
+    // Measured as a hog (no voluntary switches over 200 ms): no longer interactive.
+    p.enqueue(&task(1, 200, 0, 200));
+    assert!(!p.next(0).unwrap().interactive);
+    assert_eq!(p.nr_interactive(), 0);
 }
