@@ -55,7 +55,10 @@ pub fn parse_results(output: &str) -> BTreeMap<String, BTreeMap<String, f64>> {
 }
 
 /// A markdown table: one row per metric, a column per scheduler, and each one's ratio to EEVDF.
-pub fn render_table(table: &BTreeMap<String, BTreeMap<String, f64>>, schedulers: &[String]) -> String {
+pub fn render_table(
+    table: &BTreeMap<String, BTreeMap<String, f64>>,
+    schedulers: &[String],
+) -> String {
     let mut out = String::from("| metric |");
     for s in schedulers {
         out.push_str(&format!(" {s} |"));
@@ -77,7 +80,9 @@ pub fn render_table(table: &BTreeMap<String, BTreeMap<String, f64>>, schedulers:
         }
         for s in schedulers.iter().filter(|s| *s != "eevdf") {
             match (values.get(s), values.get("eevdf")) {
-                (Some(v), Some(base)) if *base > 0.0 => out.push_str(&format!(" {:.2}× |", v / base)),
+                (Some(v), Some(base)) if *base > 0.0 => {
+                    out.push_str(&format!(" {:.2}× |", v / base))
+                }
                 _ => out.push_str(" – |"),
             }
         }
@@ -104,14 +109,21 @@ pub fn vm(cache: &Cache, kernel: &crate::Kernel, cpus: u32, others: &[PathBuf]) 
         timeout: std::time::Duration::from_secs(3600),
         ..VmConfig::default()
     };
-    eprintln!("bench: {} in one VM run ({cpus} vCPUs)", schedulers.join(", "));
+    eprintln!(
+        "bench: {} in one VM run ({cpus} vCPUs)",
+        schedulers.join(", ")
+    );
     let out = crate::vm::run(cache, kernel, &cfg, &script)?;
     if !out.success() {
         bail!("the benchmark failed in the guest:\n{}", out.output);
     }
     let names: Vec<String> = schedulers
         .iter()
-        .map(|s| Path::new(s).file_name().map_or(s.clone(), |n| n.to_string_lossy().into_owned()))
+        .map(|s| {
+            Path::new(s)
+                .file_name()
+                .map_or(s.clone(), |n| n.to_string_lossy().into_owned())
+        })
         .collect();
     let table = parse_results(&out.output.replace(&schedulers.join(" "), &names.join(" ")));
     Ok(render_table(&table, &schedulers))
@@ -136,7 +148,10 @@ pub fn policy() -> Result<String> {
             .find_map(|l| l.split("Collected :").nth(1))
             .and_then(|v| v.trim().parse().ok())
             .context("no instruction count in valgrind's output")?;
-        Ok((collected, String::from_utf8_lossy(&out.stdout).trim().to_owned()))
+        Ok((
+            collected,
+            String::from_utf8_lossy(&out.stdout).trim().to_owned(),
+        ))
     };
     let (small, _) = run(100_000)?;
     let (large, report) = run(300_000)?;
@@ -156,7 +171,13 @@ mod tests {
         assert_eq!(table["hackbench_s"]["gearshift"], 1.5);
         assert!(!table.contains_key("bogus"));
         let text = render_table(&table, &["eevdf".into(), "gearshift".into()]);
-        assert!(text.contains("| hackbench_s | 2.00 | 1.50 | 0.75× |"), "{text}");
-        assert!(text.contains("| uname_p50_us | 1000.00 | 250.00 | 0.25× |"), "{text}");
+        assert!(
+            text.contains("| hackbench_s | 2.00 | 1.50 | 0.75× |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| uname_p50_us | 1000.00 | 250.00 | 0.25× |"),
+            "{text}"
+        );
     }
 }

@@ -172,9 +172,16 @@ fn main() -> Result<ExitCode> {
         Cmd::Demo { vm } => {
             let sched = xtask::bench::target_dir().join("release/scx_gearshift");
             if !sched.is_file() {
-                anyhow::bail!("{} is missing: cargo build --release first", sched.display());
+                anyhow::bail!(
+                    "{} is missing: cargo build --release first",
+                    sched.display()
+                );
             }
-            boot(&cache, &vm, &DEMO.replace("@SCHED@", &sched.display().to_string()))
+            boot(
+                &cache,
+                &vm,
+                &DEMO.replace("@SCHED@", &sched.display().to_string()),
+            )
         }
     }
 }

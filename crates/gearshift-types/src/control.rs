@@ -130,7 +130,9 @@ impl Client {
     pub fn set_preemption(&mut self, enabled: bool) -> Result<Settings, ProtocolError> {
         match self.request(&Request::SetPreemption { enabled })? {
             Response::Settings { settings } => Ok(settings),
-            other => Err(ProtocolError::Refused(format!("unexpected answer {other:?}"))),
+            other => Err(ProtocolError::Refused(format!(
+                "unexpected answer {other:?}"
+            ))),
         }
     }
 

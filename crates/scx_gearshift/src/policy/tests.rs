@@ -271,9 +271,14 @@ fn dispatch_all_stops_when_the_ring_is_full_and_keeps_the_rest() {
 #[test]
 fn children_of_interactive_tasks_start_interactive_until_measured() {
     let mut p = Policy::new(cfg(2), 16);
-    p.enqueue(&QueuedTask { interactive_hint: true, ..task(1, 0, 0, 0) });
+    p.enqueue(&QueuedTask {
+        interactive_hint: true,
+        ..task(1, 0, 0, 0)
+    });
     p.enqueue(&task(2, 0, 0, 0));
-    let d: Vec<(i32, bool)> = std::iter::from_fn(|| p.next(0)).map(|d| (d.pid, d.interactive)).collect();
+    let d: Vec<(i32, bool)> = std::iter::from_fn(|| p.next(0))
+        .map(|d| (d.pid, d.interactive))
+        .collect();
     assert_eq!(d, vec![(1, true), (2, false)]);
     assert_eq!(p.nr_interactive(), 1);
     // Measured as a hog (no voluntary switches over 200 ms): no longer interactive.
