@@ -29,8 +29,13 @@ r = ask('{"request":"set-mode","mode":"warp"}')
 print("bad_mode=" + r["response"])
 r = ask('not json')
 print("garbage=" + r["response"])
+r = ask('{"request":"set-preemption","enabled":false}')
+print("preempt_ack=%s" % r["settings"]["preemption"])
+r = ask('{"request":"set-preemption","enabled":"no"}')
+print("bad_bool=" + r["response"])
 r = ask('{"request":"get-settings"}')
 print("still_mode=" + r["settings"]["mode"])
+print("still_preempt=%s" % r["settings"]["preemption"])
 PY
 stop_sched
 echo "state_after=$(state)"
@@ -50,6 +55,9 @@ echo "exit_reason=$(grep -c 'EXIT: unregistered from user space' /tmp/gs.log)"
     assert_eq!(field(&out, "bad_mode"), Some("error"));
     assert_eq!(field(&out, "garbage"), Some("error"));
     assert_eq!(field(&out, "still_mode"), Some("interactive"));
+    assert_eq!(field(&out, "preempt_ack"), Some("False"));
+    assert_eq!(field(&out, "bad_bool"), Some("error"));
+    assert_eq!(field(&out, "still_preempt"), Some("False"), "a bad request changes nothing");
     assert_eq!(field(&out, "sched_exit"), Some("0"));
     assert_eq!(field(&out, "state_after"), Some("disabled"));
     assert_eq!(
