@@ -62,7 +62,9 @@ SRC
 }
 
 install_virtme_ng() {
-  if [ -x "$VENV/bin/vng" ] && "$VENV/bin/pip" show virtme-ng 2>/dev/null | grep -qx "Version: $VIRTME_NG_VERSION"; then
+  local installed=""
+  [ -x "$VENV/bin/vng" ] && installed=$("$VENV/bin/pip" show virtme-ng 2>/dev/null || true)
+  if printf '%s\n' "$installed" | grep -qx "Version: $VIRTME_NG_VERSION"; then
     return 0
   fi
   log "installing virtme-ng $VIRTME_NG_VERSION into $VENV"

@@ -57,7 +57,11 @@ echo "exit_reason=$(grep -c 'EXIT: unregistered from user space' /tmp/gs.log)"
     assert_eq!(field(&out, "still_mode"), Some("interactive"));
     assert_eq!(field(&out, "preempt_ack"), Some("False"));
     assert_eq!(field(&out, "bad_bool"), Some("error"));
-    assert_eq!(field(&out, "still_preempt"), Some("False"), "a bad request changes nothing");
+    assert_eq!(
+        field(&out, "still_preempt"),
+        Some("False"),
+        "a bad request changes nothing"
+    );
     assert_eq!(field(&out, "sched_exit"), Some("0"));
     assert_eq!(field(&out, "state_after"), Some("disabled"));
     assert_eq!(
