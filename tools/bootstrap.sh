@@ -10,6 +10,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${GEARSHIFT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gearshift}"
 VENV="$CACHE/venv"
 VIRTME_NG_VERSION="1.42"
+MATPLOTLIB_VERSION="3.9.2"   # benchmark plots
 
 # Packages from bookworm itself.
 APT_PACKAGES=(
@@ -63,14 +64,16 @@ SRC
 
 install_virtme_ng() {
   local installed=""
-  [ -x "$VENV/bin/vng" ] && installed=$("$VENV/bin/pip" show virtme-ng 2>/dev/null || true)
-  if printf '%s\n' "$installed" | grep -qx "Version: $VIRTME_NG_VERSION"; then
+  [ -x "$VENV/bin/vng" ] && installed=$("$VENV/bin/pip" freeze 2>/dev/null || true)
+  if printf '%s\n' "$installed" | grep -qx "virtme-ng==$VIRTME_NG_VERSION" &&
+     printf '%s\n' "$installed" | grep -qx "matplotlib==$MATPLOTLIB_VERSION"; then
     return 0
   fi
-  log "installing virtme-ng $VIRTME_NG_VERSION into $VENV"
+  log "installing virtme-ng $VIRTME_NG_VERSION and matplotlib $MATPLOTLIB_VERSION into $VENV"
   mkdir -p "$CACHE"
   /usr/bin/python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q --disable-pip-version-check "virtme-ng==$VIRTME_NG_VERSION"
+  "$VENV/bin/pip" install -q --disable-pip-version-check \
+    "virtme-ng==$VIRTME_NG_VERSION" "matplotlib==$MATPLOTLIB_VERSION"
 }
 
 install_apt

@@ -96,7 +96,16 @@ pub fn vm(cache: &Cache, kernel: &crate::Kernel, cpus: u32, others: &[PathBuf]) 
     cargo_build_release(&["-p", "scx_gearshift", "--bin", "scx_gearshift"])?;
     let sched = target_dir().join("release/scx_gearshift");
     let stress_ng = crate::tools::stress_ng(cache)?;
-    let mut schedulers = vec!["eevdf".to_owned(), "gearshift".to_owned()];
+    let mut schedulers: Vec<String> = [
+        "eevdf",
+        "gearshift",
+        "gearshift-nopreempt",
+        "gearshift-fifo",
+        "gearshift-lowpower",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
     schedulers.extend(others.iter().map(|p| p.display().to_string()));
     let script = include_str!("bench_guest.sh")
         .replace("@SCHED@", &sched.display().to_string())
@@ -117,16 +126,89 @@ pub fn vm(cache: &Cache, kernel: &crate::Kernel, cpus: u32, others: &[PathBuf]) 
     if !out.success() {
         bail!("the benchmark failed in the guest:\n{}", out.output);
     }
-    let names: Vec<String> = schedulers
-        .iter()
-        .map(|s| {
-            Path::new(s)
-                .file_name()
-                .map_or(s.clone(), |n| n.to_string_lossy().into_owned())
+    // Other schedulers are named by their binary's file name.
+    let mut output = out.output.clone();
+    let mut names = Vec::new();
+    for s in &schedulers {
+        let name = Path::new(s)
+            .file_name()
+            .map_or(s.clone(), |n| n.to_string_lossy().into_owned());
+        if name != *s {
+            output = output.replace(&format!(" {s} "), &format!(" {name} "));
+        }
+        names.push(name);
+    }
+    let samples = parse_samples(&output);
+    let plot = target_dir().join("bench-latency.png");
+    match plot_latency(cache, &samples, &plot) {
+        Ok(()) => eprintln!("bench: latency distributions plotted in {}", plot.display()),
+        Err(e) => eprintln!("bench: no plot ({e:#})"),
+    }
+    Ok(render_table(&parse_results(&output), &names))
+}
+
+/// `samples <scheduler> <metric> v1 v2 …` lines from the guest.
+pub fn parse_samples(output: &str) -> BTreeMap<String, Vec<f64>> {
+    output
+        .lines()
+        .filter_map(|l| l.strip_prefix("samples "))
+        .filter_map(|rest| {
+            let mut f = rest.split_whitespace();
+            let sched = f.next()?;
+            let metric = f.next()?;
+            let values = f.filter_map(|v| v.parse().ok()).collect();
+            Some((format!("{sched} {metric}"), values))
         })
-        .collect();
-    let table = parse_results(&out.output.replace(&schedulers.join(" "), &names.join(" ")));
-    Ok(render_table(&table, &schedulers))
+        .collect()
+}
+
+/// Writes a PNG of the latency distributions (CDFs), using matplotlib from the bootstrap's
+/// venv via `tools/plot_latency.py`.
+fn plot_latency(cache: &Cache, samples: &BTreeMap<String, Vec<f64>>, png: &Path) -> Result<()> {
+    let csv = png.with_extension("csv");
+    let mut text = String::from("series,value\n");
+    for (series, values) in samples {
+        for v in values {
+            text.push_str(&format!("{series},{v}\n"));
+        }
+    }
+    std::fs::write(&csv, text).context("writing the samples")?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/plot_latency.py");
+    let status = Command::new(cache.root().join("venv/bin/python"))
+        .arg(script)
+        .arg(&csv)
+        .arg(png)
+        .status()
+        .context("running tools/plot_latency.py")?;
+    if !status.success() {
+        bail!("tools/plot_latency.py failed");
+    }
+    Ok(())
+}
+
+/// Builds scx_rustland and scx_bpfland from crates.io into the cache (slow: minutes each) and
+/// returns their binaries, for comparing.
+pub fn install_peers(cache: &Cache) -> Result<Vec<PathBuf>> {
+    let root = cache.root().join("peers");
+    let mut bins = Vec::new();
+    for (krate, version) in [("scx_rustland", "1.1.4"), ("scx_bpfland", "1.1.4")] {
+        let bin = root.join("bin").join(krate);
+        if !bin.is_file() {
+            eprintln!("bench: building {krate} {version} from crates.io (takes a while)");
+            let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+                .args(["install", "--locked", "--version", version, "--root"])
+                .arg(&root)
+                .arg(krate)
+                .env("BPF_CLANG", "clang-19")
+                .status()
+                .context("running cargo install")?;
+            if !status.success() {
+                bail!("cargo install {krate} failed");
+            }
+        }
+        bins.push(bin);
+    }
+    Ok(bins)
 }
 
 /// Instructions per task: the difference between two callgrind runs of the replay example with
@@ -162,6 +244,16 @@ pub fn policy() -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn samples_are_grouped_by_scheduler_and_metric() {
+        let out =
+            "samples eevdf uname_us 10 20 x 30\nsamples gearshift uname_us 5\nresult eevdf a 1\n";
+        let s = parse_samples(out);
+        assert_eq!(s["eevdf uname_us"], vec![10.0, 20.0, 30.0]);
+        assert_eq!(s["gearshift uname_us"], vec![5.0]);
+        assert_eq!(s.len(), 2);
+    }
 
     #[test]
     fn results_become_ratios_against_eevdf() {

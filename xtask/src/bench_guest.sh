@@ -10,6 +10,9 @@ attach() {
     case "$1" in
         eevdf) return 0 ;;
         gearshift) "$SCHED" > /tmp/gs.log 2>&1 & ;;
+        gearshift-fifo) "$SCHED" --mode fifo > /tmp/gs.log 2>&1 & ;;
+        gearshift-lowpower) "$SCHED" --mode low-power > /tmp/gs.log 2>&1 & ;;
+        gearshift-nopreempt) "$SCHED" --preemption false > /tmp/gs.log 2>&1 & ;;
         *) "$1" > /tmp/other.log 2>&1 & ;;
     esac
     SPID=$!

@@ -42,6 +42,9 @@ enum Cmd {
         /// Other sched_ext scheduler binaries to compare (e.g. scx_rustland).
         #[arg(long = "compare")]
         others: Vec<PathBuf>,
+        /// Also build scx_rustland and scx_bpfland from crates.io and compare them (slow).
+        #[arg(long)]
+        with_peers: bool,
     },
     /// Instructions and allocations per task of the user-space policy (callgrind).
     BenchPolicy,
@@ -156,7 +159,14 @@ fn main() -> Result<ExitCode> {
             };
             boot(&cache, &vm, &script)
         }
-        Cmd::Bench { vm, others } => {
+        Cmd::Bench {
+            vm,
+            mut others,
+            with_peers,
+        } => {
+            if with_peers {
+                others.extend(xtask::bench::install_peers(&cache)?);
+            }
             let kernel = obtain(&cache, &vm.kernel, false)?;
             println!("{}", xtask::bench::vm(&cache, &kernel, vm.cpus, &others)?);
             Ok(ExitCode::SUCCESS)

@@ -13,14 +13,22 @@ pub enum Mode {
     /// User space orders tasks by deadline, favouring interactive ones.
     #[default]
     Interactive,
+    /// While the system is underutilized, BPF runs tasks in arrival order without the
+    /// user-space round trip; the interactive policy takes over when most CPUs are busy.
+    Fifo,
+    /// Non-work-conserving: tasks are packed onto as few CPUs as the load needs so the others
+    /// stay in deep idle; interactive tasks still run at once.
+    LowPower,
 }
 
 impl Mode {
-    pub const ALL: &'static [Mode] = &[Mode::Interactive];
+    pub const ALL: &'static [Mode] = &[Mode::Interactive, Mode::Fifo, Mode::LowPower];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Interactive => "interactive",
+            Mode::Fifo => "fifo",
+            Mode::LowPower => "low-power",
         }
     }
 }
@@ -69,7 +77,10 @@ mod tests {
     fn unknown_mode_error_lists_the_known_ones() {
         let err = "turbo".parse::<Mode>().unwrap_err();
         assert_eq!(err.given, "turbo");
-        assert!(err.to_string().contains("interactive"), "{err}");
+        assert!(
+            err.to_string().contains("interactive, fifo, low-power"),
+            "{err}"
+        );
         assert!(serde_json::from_str::<Mode>("\"turbo\"").is_err());
     }
 }

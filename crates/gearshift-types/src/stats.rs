@@ -12,6 +12,16 @@ pub struct Stats {
     pub mode: Mode,
     /// Wakeup preemption in effect.
     pub preemption: bool,
+    /// In fifo mode: whether BPF is running tasks in arrival order right now.
+    pub fifo_active: bool,
+    /// Milliseconds spent in fifo mode with FIFO dispatch active.
+    pub fifo_time_ms: u64,
+    /// Milliseconds spent in fifo mode with the interactive policy in charge (overload).
+    pub fifo_overload_time_ms: u64,
+    /// Tasks dispatched in FIFO order by BPF.
+    pub nr_fifo_dispatches: u64,
+    /// CPUs tasks are packed onto in low-power mode (all online CPUs otherwise).
+    pub nr_active_cpus: u64,
     /// Milliseconds since the scheduler attached.
     pub uptime_ms: u64,
     /// CPUs online now.

@@ -53,6 +53,16 @@ pub struct BpfTunables {
     pub starvation_ns: u64,
 }
 
+/// The BPF encoding of a mode (`enum gs_mode`).
+fn mode_code(mode: gearshift_types::Mode) -> u32 {
+    use gearshift_types::Mode;
+    match mode {
+        Mode::Interactive => intf::gs_mode_GS_MODE_INTERACTIVE,
+        Mode::Fifo => intf::gs_mode_GS_MODE_FIFO,
+        Mode::LowPower => intf::gs_mode_GS_MODE_LOWPOWER,
+    }
+}
+
 /// The attached dispatcher. Dropping it detaches the scheduler.
 pub struct Bpf<'obj> {
     // Field order matters: the link goes first so the scheduler detaches before maps go away.
@@ -102,6 +112,12 @@ impl<'obj> Bpf<'obj> {
         rodata.slice_max_ns = tunables.slice_max_ns;
         rodata.slice_min_ns = tunables.slice_min_ns;
         rodata.starvation_ns = tunables.starvation_ns;
+        let topo = scx_utils::Topology::new().context("reading the CPU topology")?;
+        let order = crate::topology::packing_order(&topo);
+        for (slot, cpu) in rodata.pack_order.iter_mut().zip(&order) {
+            *slot = *cpu;
+        }
+        rodata.nr_pack = order.len().min(rodata.pack_order.len()) as u32;
         let mut skel = scx_ops_load!(open, gearshift_ops, uei)?;
         if skel.maps.bss_data.is_none() {
             anyhow::bail!("BPF object has no .bss");
@@ -189,6 +205,14 @@ impl<'obj> Bpf<'obj> {
         if let Some(bss) = self.skel.maps.bss_data.as_deref_mut() {
             // SAFETY: shared with BPF, written with a volatile store.
             unsafe { std::ptr::write_volatile(&mut bss.nr_user_pending, n) };
+        }
+    }
+
+    /// Switches mode; BPF reads it on every scheduling event, so it is in effect on return.
+    pub fn set_mode(&mut self, mode: gearshift_types::Mode) {
+        if let Some(bss) = self.skel.maps.bss_data.as_deref_mut() {
+            // SAFETY: shared with BPF, written with a volatile store.
+            unsafe { std::ptr::write_volatile(&mut bss.mode, mode_code(mode)) };
         }
     }
 

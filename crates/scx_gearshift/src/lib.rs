@@ -3,6 +3,7 @@
 //! - [`bpf`]: the dispatcher (BPF, in `src/bpf/`) as seen from Rust.
 //! - [`policy`]: deadlines, interactive detection, time slices — pure, host-testable.
 //! - [`session`]: the scheduling loop tying the two together, restarted on CPU hotplug.
+//! - [`topology`]: the CPU packing order low-power mode uses.
 //! - [`control`]: the control socket `gearshiftd` talks to.
 //! - [`alloc`] and [`memlock`]: the locked arena that keeps the scheduler free of page faults.
 
@@ -12,3 +13,4 @@ pub mod control;
 pub mod memlock;
 pub mod policy;
 pub mod session;
+pub mod topology;

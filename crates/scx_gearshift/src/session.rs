@@ -91,6 +91,7 @@ struct Session<'obj> {
 impl<'obj> Session<'obj> {
     fn new(mut bpf: Bpf<'obj>, opts: &Options, settings: Settings) -> Self {
         bpf.set_preemption(settings.preemption);
+        bpf.set_mode(settings.mode);
         let nr_cpus = bpf.counters().nr_online_cpus.max(1);
         let policy = Policy::new(
             PolicyConfig {
@@ -153,6 +154,7 @@ impl<'obj> Session<'obj> {
     fn answer(&mut self, request: &Request) -> Response {
         match request {
             Request::SetMode { mode } => {
+                self.bpf.set_mode(*mode);
                 self.settings.mode = *mode;
                 Response::Settings {
                     settings: self.settings,
@@ -179,6 +181,11 @@ impl<'obj> Session<'obj> {
         Stats {
             mode: self.settings.mode,
             preemption: self.settings.preemption,
+            fifo_active: c.fifo_active != 0,
+            fifo_time_ms: c.fifo_ns / 1_000_000,
+            fifo_overload_time_ms: c.fifo_overload_ns / 1_000_000,
+            nr_fifo_dispatches: c.nr_fifo_dispatches,
+            nr_active_cpus: c.nr_active_cpus,
             uptime_ms: self.started.elapsed().as_millis() as u64,
             nr_online_cpus: c.nr_online_cpus,
             nr_running: c.nr_running,
@@ -212,11 +219,16 @@ fn monotonic_ns() -> u64 {
 /// One line per interval, `key=value` pairs a human and `grep` can both read.
 fn print_stats(s: &Stats) {
     println!(
-        "[gearshift] mode={} preempt={} cpus={} running={} queued={} scheduled={} pending={} shared={} \
+        "[gearshift] mode={} preempt={} fifo_active={} fifo_ms={} fifo_overload_ms={} fifo={} active_cpus={} cpus={} running={} queued={} scheduled={} pending={} shared={} \
          user={} kernel={} cancel={} bounce={} failed={} congested={} starved={} fastwake={} preempted={} interactive={} \
          page_faults={} arena_kib={}",
         s.mode,
         s.preemption,
+        s.fifo_active,
+        s.fifo_time_ms,
+        s.fifo_overload_time_ms,
+        s.nr_fifo_dispatches,
+        s.nr_active_cpus,
         s.nr_online_cpus,
         s.nr_running,
         s.nr_queued,

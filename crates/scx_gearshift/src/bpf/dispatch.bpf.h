@@ -6,17 +6,10 @@
 #ifndef __GEARSHIFT_DISPATCH_BPF_H
 #define __GEARSHIFT_DISPATCH_BPF_H
 
-/* Default and maximum time slice (set before load). */
-const volatile u64 slice_max_ns = 5000000ULL;
-/* Shortest slice user space may ask for. */
-const volatile u64 slice_min_ns = 500000ULL;
-/* Longest a regular task waits behind interactive ones (starvation guard). */
-const volatile u64 starvation_ns = 5000000ULL;
 
 /* When a CPU last took a task from the regular shared DSQ. */
 static u64 last_regular_ns;
 
-static u64 nr_cpu_ids;
 
 static inline u64 cpu_dsq(s32 cpu)
 {
@@ -71,11 +64,12 @@ static void dispatch_from_user(const struct gs_dispatched_task *d)
 	}
 	tctx->interactive = d->flags & GS_DISPATCH_INTERACTIVE;
 
-	if (cpu == GS_CPU_ANY) {
-		u64 dsq = tctx->interactive ? GS_PRIO_DSQ : GS_SHARED_DSQ;
-
-		scx_bpf_dsq_insert_vtime(p, dsq, slice, d->vtime, 0);
-		kick_idle_cpu(p->cpus_ptr);
+	if (cpu == GS_CPU_ANY && tctx->interactive) {
+		scx_bpf_dsq_insert_vtime(p, GS_PRIO_DSQ, slice, d->vtime, 0);
+		kick_idle_for_interactive(p);
+	} else if (cpu == GS_CPU_ANY) {
+		scx_bpf_dsq_insert_vtime(p, GS_SHARED_DSQ, slice, d->vtime, 0);
+		kick_idle_for_regular(p);
 	} else {
 		scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), slice, d->vtime, 0);
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
@@ -117,9 +111,11 @@ static bool take_regular(void)
 
 /*
  * Interactive tasks first, regular ones after; but once regular tasks have waited
- * starvation_ns, one of them goes first, so CPU-bound work always progresses.
+ * starvation_ns, one of them goes first, so CPU-bound work always progresses. A CPU that
+ * low-power mode keeps out of service (@active false) takes tasks only then: interactive
+ * tasks reach the packed CPUs by preemption, so they do not keep idle CPUs awake.
  */
-static bool take_shared(void)
+static bool take_shared(bool active)
 {
 	if (scx_bpf_dsq_nr_queued(GS_SHARED_DSQ) &&
 	    scx_bpf_now() - last_regular_ns >= starvation_ns) {
@@ -128,6 +124,8 @@ static bool take_shared(void)
 			return true;
 		}
 	}
+	if (!active)
+		return false;
 	if (scx_bpf_dsq_move_to_local(GS_PRIO_DSQ, 0))
 		return true;
 	return take_regular();

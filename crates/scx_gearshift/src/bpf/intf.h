@@ -30,6 +30,17 @@ enum gs_consts {
 	GS_MAX_QUEUED		= 8192,
 	/* Heartbeat: user space runs at least this often, even with nothing queued. */
 	GS_HEARTBEAT_NS		= 250 * 1000 * 1000,
+	/* Period of the load sampling behind fifo and low-power decisions. */
+	GS_LOAD_TICK_NS		= 10 * 1000 * 1000,
+	/* Fixed-point scale of load averages. */
+	GS_LOAD_SCALE		= 256,
+};
+
+/* Live modes (gearshift_types::Mode), written by user space into `mode`. */
+enum gs_mode {
+	GS_MODE_INTERACTIVE	= 0,
+	GS_MODE_FIFO		= 1,
+	GS_MODE_LOWPOWER	= 2,
 };
 
 /* Target CPU in a dispatch: run on the first allowed CPU that frees up. */
@@ -125,6 +136,15 @@ struct gs_counters {
 	u64 nr_interactive_wakeups;
 	/* CPUs taken from non-interactive tasks for interactive ones. */
 	u64 nr_preemptions;
+	/* In fifo mode: time with FIFO dispatch active, and with the interactive policy (ns). */
+	u64 fifo_ns;
+	u64 fifo_overload_ns;
+	/* Tasks BPF dispatched in FIFO order. */
+	u64 nr_fifo_dispatches;
+	/* FIFO dispatch active right now (0/1). */
+	u64 fifo_active;
+	/* CPUs tasks are packed onto (low-power mode; all online CPUs otherwise). */
+	u64 nr_active_cpus;
 };
 
 #endif /* __GEARSHIFT_INTF_H */

@@ -6,7 +6,7 @@
  *
  * Topics live in their own headers: task state (task.bpf.h), counters (stats.bpf.h), idle
  * selection (idle.bpf.h), the user-space channel (usersched.bpf.h), DSQs (dispatch.bpf.h),
- * wakeup preemption (preempt.bpf.h).
+ * live modes (modes.bpf.h), wakeup preemption (preempt.bpf.h).
  */
 #include <scx/common.bpf.h>
 #include "intf.h"
@@ -15,12 +15,20 @@ char _license[] SEC("license") = "GPL";
 
 UEI_DEFINE(uei);
 
+/* Tunables, set before load. Default and maximum time slice: */
+const volatile u64 slice_max_ns = 5000000ULL;
+/* Shortest slice user space may ask for, and the least a task runs before being preempted: */
+const volatile u64 slice_min_ns = 500000ULL;
+/* Longest a regular task waits behind interactive ones (starvation guard): */
+const volatile u64 starvation_ns = 5000000ULL;
+
 #include "task.bpf.h"
 #include "stats.bpf.h"
 #include "idle.bpf.h"
 #include "usersched.bpf.h"
-#include "dispatch.bpf.h"
 #include "preempt.bpf.h"
+#include "modes.bpf.h"
+#include "dispatch.bpf.h"
 
 /* Deadline of the latest user-space dispatch: where tasks BPF places itself go. */
 static u64 vtime_now;
@@ -32,7 +40,17 @@ s32 BPF_STRUCT_OPS(gearshift_select_cpu, struct task_struct *p, s32 prev_cpu, u6
 	if (is_usersched(p))
 		return prev_cpu;
 
-	cpu = pick_idle_cpu(p, prev_cpu, wake_flags);
+	/*
+	 * Low-power: no idle CPU is woken here while others run tasks (enqueue decides: an
+	 * interactive task takes a busy CPU, a regular one waits for one).
+	 */
+	if (lowpower()) {
+		if (counters.nr_running)
+			return prev_cpu;
+		cpu = pick_idle_active_cpu(p, prev_cpu, wake_flags);
+	} else {
+		cpu = pick_idle_cpu(p, prev_cpu, wake_flags);
+	}
 	if (cpu < 0)
 		return prev_cpu;
 	/* Fast path: an idle CPU and nobody waiting for it, no user-space round trip. */
@@ -59,7 +77,7 @@ static bool enqueue_interactive_wakeup(struct task_struct *p, u64 enq_flags)
 		return false;
 	scx_bpf_dsq_insert_vtime(p, GS_PRIO_DSQ, slice_max_ns, vtime_now, enq_flags);
 	stat_inc(nr_interactive_wakeups);
-	if (!kick_idle_cpu(p->cpus_ptr))
+	if (!kick_idle_for_interactive(p))
 		preempt_for(p, scx_bpf_task_cpu(p), nr_cpu_ids);
 	return true;
 }
@@ -77,11 +95,18 @@ void BPF_STRUCT_OPS(gearshift_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 	if (enqueue_interactive_wakeup(p, enq_flags))
 		return;
+	if (fifo_now()) {
+		/* Underutilized: arrival order, no user-space round trip. */
+		scx_bpf_dsq_insert_vtime(p, GS_SHARED_DSQ, slice_max_ns, vtime_now, enq_flags);
+		stat_inc(nr_fifo_dispatches);
+		kick_idle_cpu(p->cpus_ptr);
+		return;
+	}
 	if (!queue_to_usersched(p, enq_flags)) {
 		/* User space is congested: keep the task moving without it. */
 		scx_bpf_dsq_insert_vtime(p, GS_SHARED_DSQ, slice_max_ns, vtime_now, enq_flags);
 		stat_inc(nr_kernel_dispatches);
-		kick_idle_cpu(p->cpus_ptr);
+		kick_idle_for_regular(p);
 		return;
 	}
 	/* Get the scheduler running somewhere if a CPU is idle. */
@@ -101,7 +126,7 @@ void BPF_STRUCT_OPS(gearshift_dispatch, s32 cpu, struct task_struct *prev)
 	}
 	if (scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0))
 		return;
-	if (take_shared())
+	if (take_shared(cpu_is_active(cpu)))
 		return;
 	/*
 	 * Nothing else wants this CPU: let the previous task keep it rather than sending it
@@ -120,21 +145,19 @@ void BPF_STRUCT_OPS(gearshift_running, struct task_struct *p)
 	if (is_usersched(p)) {
 		usersched_needed = 0;
 		usersched_last_run_ns = scx_bpf_now();
-		note_running(cpu, true);
+		note_running(cpu, true, false);
 		return;
 	}
-	stat_inc(nr_running);
 	tctx = lookup_task_ctx(p);
 	/* Kernel threads are never preempted for user tasks. */
-	note_running(cpu, is_kthread(p) || (tctx && tctx->interactive));
+	note_running(cpu, is_kthread(p) || (tctx && tctx->interactive), true);
 	if (p->scx.dsq_vtime > vtime_now)
 		vtime_now = p->scx.dsq_vtime;
 }
 
 void BPF_STRUCT_OPS(gearshift_stopping, struct task_struct *p, bool runnable)
 {
-	if (!is_usersched(p))
-		stat_dec(nr_running);
+	note_stopping(scx_bpf_task_cpu(p));
 }
 
 void BPF_STRUCT_OPS(gearshift_set_cpumask, struct task_struct *p, const struct cpumask *cpumask)
@@ -168,6 +191,9 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(gearshift_init)
 	nr_cpu_ids = scx_bpf_nr_cpu_ids();
 	refresh_online_cpus();
 	err = create_dsqs();
+	if (err)
+		return err;
+	err = modes_init();
 	if (err)
 		return err;
 	return heartbeat_init();

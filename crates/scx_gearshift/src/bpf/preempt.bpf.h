@@ -14,6 +14,8 @@ struct cpu_ctx {
 	bool protected;
 	/* When it started running: a task keeps the CPU for at least slice_min_ns. */
 	u64 started_ns;
+	/* A task counted in counters.nr_running runs here. */
+	bool counted;
 };
 
 struct {
@@ -30,14 +32,37 @@ static struct cpu_ctx *lookup_cpu_ctx(s32 cpu)
 	return bpf_map_lookup_elem(&cpu_ctx_stor, &key);
 }
 
-/* Records whether the task starting on @cpu may be preempted. */
-static void note_running(s32 cpu, bool protected)
+/*
+ * Records the task starting on @cpu: whether it may be preempted, and whether it counts as a
+ * running task (the scheduler itself does not). Counting per CPU keeps nr_running exact even
+ * for tasks that were already running when the scheduler attached.
+ */
+static void note_running(s32 cpu, bool protected, bool counts)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 
-	if (cctx) {
-		cctx->protected = protected;
-		cctx->started_ns = scx_bpf_now();
+	if (!cctx)
+		return;
+	cctx->protected = protected;
+	cctx->started_ns = scx_bpf_now();
+	if (counts && !cctx->counted)
+		stat_inc(nr_running);
+	else if (!counts && cctx->counted)
+		stat_dec(nr_running);
+	cctx->counted = counts;
+}
+
+static void note_stopping(s32 cpu)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+
+	if (!cctx)
+		return;
+	/* Until something runs here again, there is nothing to preempt. */
+	cctx->protected = true;
+	if (cctx->counted) {
+		cctx->counted = false;
+		stat_dec(nr_running);
 	}
 }
 
@@ -52,17 +77,20 @@ static bool is_victim(s32 cpu, const struct task_struct *p)
 	return cctx && !cctx->protected && scx_bpf_now() - cctx->started_ns >= slice_min_ns;
 }
 
-/* Kicks a CPU running a non-interactive task that @p may use, its previous CPU first. */
-static void preempt_for(struct task_struct *p, s32 prev_cpu, s32 nr_cpus)
+/*
+ * Kicks a CPU running a non-interactive task that @p may use, its previous CPU first.
+ * False when preemption is off or there is no such CPU.
+ */
+static bool preempt_for(struct task_struct *p, s32 prev_cpu, s32 nr_cpus)
 {
 	s32 cpu;
 
 	if (!preempt_enabled)
-		return;
+		return false;
 	if (is_victim(prev_cpu, p)) {
 		scx_bpf_kick_cpu(prev_cpu, SCX_KICK_PREEMPT);
 		stat_inc(nr_preemptions);
-		return;
+		return true;
 	}
 	bpf_for(cpu, 0, nr_cpus) {
 		if (cpu >= GS_MAX_CPUS)
@@ -70,9 +98,10 @@ static void preempt_for(struct task_struct *p, s32 prev_cpu, s32 nr_cpus)
 		if (is_victim(cpu, p)) {
 			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 			stat_inc(nr_preemptions);
-			return;
+			return true;
 		}
 	}
+	return false;
 }
 
 #endif

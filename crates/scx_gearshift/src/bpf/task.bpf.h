@@ -24,6 +24,9 @@ static struct task_ctx *lookup_task_ctx(const struct task_struct *p)
 	return bpf_task_storage_get(&task_ctx_stor, (struct task_struct *)p, 0, 0);
 }
 
+/* Number of possible CPU ids (set in ops.init). */
+static u64 nr_cpu_ids;
+
 /* Thread id of the user-space scheduling loop (set before load). */
 const volatile s32 usersched_tid;
 

@@ -38,6 +38,18 @@ busy_pct() {{
     b=$(awk '/^cpu /{{t=0; for(i=2;i<=NF;i++) t+=$i; print $5+$6, t}}' /proc/stat)
     echo "$a $b" | awk '{{printf "%.2f\n", 100 * (1 - ($3-$1)/($4-$2))}}'
 }}
+# Sends one control request (JSON) to the scheduler's socket and prints the answer.
+ask() {{
+    /usr/bin/python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect("/tmp/gs.sock")
+s.sendall((sys.argv[1] + "\n").encode()); print(s.makefile().readline().strip())' "$1"
+}}
+# Prints the stats field $1 (JSON name) from a get-stats request.
+stat() {{
+    /usr/bin/python3 -c 'import json, socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect("/tmp/gs.sock")
+s.sendall(b"{{\"request\":\"get-stats\"}}\n"); print(json.loads(s.makefile().readline())["stats"][sys.argv[1]])' "$1"
+}}
 # The value of $1 in the last stats line the scheduler printed.
 last_stat() {{ grep '^\[gearshift\]' /tmp/gs.log | tail -1 | tr ' ' '\n' | sed -n "s/^$1=//p"; }}
 "#,
@@ -48,9 +60,23 @@ last_stat() {{ grep '^\[gearshift\]' /tmp/gs.log | tail -1 | tr ' ' '\n' | sed -
 
 /// Runs `body` after the prelude in a VM with `cpus` vCPUs.
 pub fn run(cpus: u32, body: &str) -> VmOutput {
+    run_with(
+        VmConfig {
+            cpus,
+            ..VmConfig::default()
+        },
+        body,
+    )
+}
+
+/// Every scheduler VM test finishes in a few minutes; a hang fails it after this.
+const TEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Runs `body` after the prelude in a VM configured by `cfg`.
+pub fn run_with(cfg: VmConfig, body: &str) -> VmOutput {
     let cfg = VmConfig {
-        cpus,
-        ..VmConfig::default()
+        timeout: TEST_TIMEOUT,
+        ..cfg
     };
     let out = run_in_vm(&cfg, &format!("{}\n{}", prelude(), body)).expect("VM run");
     eprintln!("--- guest output ---\n{}", out.output);

@@ -1,0 +1,43 @@
+//! CPU topology as the BPF side uses it, from scx_utils' view of sysfs.
+
+use scx_utils::Topology;
+
+/// CPUs in the order low-power mode fills them: node by node, LLC by LLC, core by core, SMT
+/// siblings next to each other. So the first N CPUs share as few cores and caches as possible
+/// and everything else can stay idle. Ids are the kernel's (they need not be contiguous).
+pub fn packing_order(topo: &Topology) -> Vec<i32> {
+    topo.nodes
+        .values()
+        .flat_map(|node| node.llcs.values())
+        .flat_map(|llc| llc.cores.values())
+        .flat_map(|core| core.cpus.keys())
+        .map(|&cpu| cpu as i32)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_cpu_of_this_machine_appears_once_with_siblings_together() {
+        let topo = Topology::new().unwrap();
+        let order = packing_order(&topo);
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), order.len(), "no CPU twice");
+        assert_eq!(order.len(), topo.all_cpus.len(), "every CPU");
+        for core in topo.all_cores.values() {
+            let pos: Vec<usize> = core
+                .cpus
+                .keys()
+                .map(|c| order.iter().position(|&o| o == *c as i32).unwrap())
+                .collect();
+            assert_eq!(
+                pos.iter().max().unwrap() - pos.iter().min().unwrap(),
+                pos.len() - 1
+            );
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! Live modes, preemption and the starvation guard, in the sched_ext VM.
+//! Ignored by plain `cargo test`; `tools/test.sh` runs them.
+
+mod common;
+
+use common::{field, number, run};
+
+#[test]
+#[ignore = "boots the sched_ext VM; run by tools/test.sh"]
+fn switching_modes_and_preemption_100_times_under_load_never_ejects() {
+    let out = run(
+        4,
+        r#"
+start_sched --control-socket /tmp/gs.sock
+"$STRESS_NG" --cpu 6 --cpu-method loop -t 120 -q & HOGS=$!
+hackbench -g 2 -l 2000 > /dev/null 2>&1 & HB=$!
+/usr/bin/python3 - <<'PY'
+import json, socket
+s = socket.socket(socket.AF_UNIX); s.connect("/tmp/gs.sock"); f = s.makefile("rw")
+def ask(req):
+    f.write(json.dumps(req) + "\n"); f.flush(); return json.loads(f.readline())
+modes = ["interactive", "fifo", "low-power"]
+acked = mismatched = 0
+for i in range(100):
+    mode, preempt = modes[i % 3], i % 2 == 0
+    r = ask({"request": "set-mode", "mode": mode})
+    acked += r["response"] == "settings" and r["settings"]["mode"] == mode
+    r = ask({"request": "set-preemption", "enabled": preempt})
+    acked += r["response"] == "settings" and r["settings"]["preemption"] == preempt
+    st = ask({"request": "get-stats"})["stats"]
+    mismatched += st["mode"] != mode or st["preemption"] != preempt
+print("acked=%d" % acked)
+print("mismatched=%d" % mismatched)
+PY
+echo "state=$(state)"
+kill $HOGS $HB 2>/dev/null; wait $HOGS $HB 2>/dev/null
+stop_sched
+"#,
+    );
+    assert_eq!(out.status, 0);
+    assert_eq!(number(&out, "acked"), 200.0, "every switch acknowledged");
+    assert_eq!(
+        number(&out, "mismatched"),
+        0.0,
+        "stats show the mode in effect"
+    );
+    assert_eq!(field(&out, "state"), Some("enabled"));
+    assert_eq!(field(&out, "sched_exit"), Some("0"));
+}
+
+#[test]
+#[ignore = "boots the sched_ext VM; run by tools/test.sh"]
+fn low_power_keeps_cpus_idle_that_interactive_mode_wakes() {
+    let out = run(
+        4,
+        r#"
+echo 1 > /proc/sys/kernel/sched_schedstats
+start_sched --control-socket /tmp/gs.sock
+cpu_busy() { awk '/^cpu[0-9]/{t=0; for(i=2;i<=NF;i++) t+=$i; print $1, t-$5-$6, t}' /proc/stat; }
+goidle() { awk '/^cpu[0-9]/{s+=$5} END {print s}' /proc/schedstat; }
+# $1: mode. A CPU-bound job plus light periodic work, 8 s; prints busy CPUs and idle entries.
+measure() {
+    ask "{\"request\":\"set-mode\",\"mode\":\"$1\"}" > /dev/null
+    "$STRESS_NG" --cpu 1 --cpu-method loop -t 10 -q & H=$!
+    P=""
+    for w in 1 2; do /usr/bin/python3 -c 'import time
+end = time.time() + 10
+while time.time() < end:
+    sum(range(2000)); time.sleep(0.01)' & P="$P $!"; done
+    sleep 1.5
+    cpu_busy > /tmp/b0; g0=$(goidle)
+    sleep 8
+    cpu_busy > /tmp/b1; g1=$(goidle)
+    wait $H $P
+    echo "$1_busy_cpus=$(paste /tmp/b0 /tmp/b1 | awk '{u=($5-$2)/($6-$3); if (u > 0.20) n++} END {print n+0}')"
+    echo "$1_idle_entries=$((g1 - g0))"
+}
+measure interactive
+measure low-power
+echo "active_cpus=$(stat nr_active_cpus)"
+stop_sched
+"#,
+    );
+    assert_eq!(out.status, 0);
+    let busy_i = number(&out, "interactive_busy_cpus");
+    let busy_l = number(&out, "low-power_busy_cpus");
+    let idle_i = number(&out, "interactive_idle_entries");
+    let idle_l = number(&out, "low-power_idle_entries");
+    eprintln!("busy CPUs {busy_i} -> {busy_l}; idle entries {idle_i} -> {idle_l}");
+    assert!(
+        busy_l < busy_i,
+        "low-power uses fewer CPUs: {busy_l} vs {busy_i}"
+    );
+    assert!(
+        idle_l < idle_i,
+        "and wakes idle CPUs less: {idle_l} vs {idle_i}"
+    );
+}
+
+#[test]
+#[ignore = "boots the sched_ext VM; run by tools/test.sh"]
+fn preemption_lowers_wakeup_latency_under_cpu_hogs() {
+    let out = run(
+        2,
+        r#"
+start_sched --control-socket /tmp/gs.sock
+"$STRESS_NG" --cpu 4 --cpu-method loop -t 120 -q & HOGS=$!
+sleep 2
+lat() {
+    ask "{\"request\":\"set-preemption\",\"enabled\":$1}" > /dev/null
+    cyclictest -t 2 -i 2000 -l 1500 -q -m | awk '/Avg:/{for(i=1;i<=NF;i++) if($i=="Avg:") a+=$(i+1); n++} END {print a/n}'
+}
+echo "off_us=$(lat false)"
+echo "on_us=$(lat true)"
+echo "off2_us=$(lat false)"
+kill $HOGS; wait $HOGS 2>/dev/null
+stop_sched
+"#,
+    );
+    assert_eq!(out.status, 0);
+    let on = number(&out, "on_us");
+    let off = number(&out, "off_us").min(number(&out, "off2_us"));
+    eprintln!("cyclictest avg: preemption on {on} us, off {off} us");
+    assert!(on < off * 0.8, "preemption on {on} us vs off {off} us");
+}
+
+#[test]
+#[ignore = "boots the sched_ext VM; run by tools/test.sh"]
+fn a_cpu_hog_still_progresses_among_many_interactive_tasks() {
+    let out = run(
+        2,
+        r#"
+start_sched --control-socket /tmp/gs.sock
+# Eight interactive workers (80% busy, sleeping in between) on two CPUs, and one hog.
+"$STRESS_NG" --cpu 8 --cpu-load 80 --cpu-method loop -t 20 -q & W=$!
+sleep 3
+"$STRESS_NG" --cpu 1 --cpu-method loop -t 12 -q & H=$!
+hog=""
+for _ in $(seq 1 100); do hog=$(pgrep -P $H | head -1); [ -n "$hog" ] && break; sleep 0.1; done
+sleep 1
+# utime + stime, counted after the ")" that ends the (possibly spaced) command name.
+cputime() { sed 's/.*) //' /proc/$1/stat | awk '{print $12 + $13}'; }
+t0=$(cputime $hog)
+sleep 5
+t1=$(cputime $hog)
+echo "hog_share_pct=$(( (t1 - t0) * 100 / (5 * $(getconf CLK_TCK)) ))"
+echo "guarded=$(stat nr_starvation_guard)"
+wait $W $H
+stop_sched
+"#,
+    );
+    assert_eq!(out.status, 0);
+    let share = number(&out, "hog_share_pct");
+    // A fair share would be 2/9 of a CPU; without the guard it could be 0.
+    assert!(share >= 5.0, "the hog got {share}% of a CPU");
+    assert!(number(&out, "guarded") > 0.0);
+}
