@@ -155,3 +155,65 @@ stop_sched
     assert!(share >= 5.0, "the hog got {share}% of a CPU");
     assert!(number(&out, "guarded") > 0.0);
 }
+
+#[test]
+#[ignore = "boots the sched_ext VM; run by tools/test.sh"]
+fn fifo_skips_user_space_while_light_and_hands_over_under_overload() {
+    let out = run(
+        4,
+        r#"
+start_sched --control-socket /tmp/gs.sock --mode fifo --stats 1
+sleep 1
+u0=$(stat nr_user_dispatches); f0=$(stat fifo_time_ms); q0=$(stat nr_fifo_dispatches)
+# Light load: one CPU-bound task on four CPUs, plus a short task every 0.2 s.
+"$STRESS_NG" --cpu 1 --cpu-method loop -t 6 -q & L=$!
+for _ in $(seq 1 25); do sleep 0.2; done
+wait $L
+u1=$(stat nr_user_dispatches); f1=$(stat fifo_time_ms); q1=$(stat nr_fifo_dispatches)
+echo "light_user=$((u1 - u0))"; echo "light_fifo_dispatches=$((q1 - q0))"; echo "light_fifo_ms=$((f1 - f0))"
+# Overload: twice as many hogs as CPUs. The scheduler's own per-second stats lines say
+# whether FIFO dispatch was active.
+"$STRESS_NG" --cpu 8 --cpu-method loop -t 12 -q & O=$!
+for _ in $(seq 1 100); do [ "$(pgrep -P $O | wc -l)" -ge 8 ] && break; sleep 0.1; done
+sleep 1
+n0=$(grep -c '^\[gearshift\]' /tmp/gs.log)
+sleep 6
+grep '^\[gearshift\]' /tmp/gs.log | tail -n +$((n0 + 1)) > /tmp/over.log
+echo "overload_lines=$(wc -l < /tmp/over.log)"
+echo "overload_fifo_lines=$(grep -c 'fifo_active=true' /tmp/over.log)"
+wait $O
+u2=$(stat nr_user_dispatches)
+echo "heavy_user=$((u2 - u1))"
+sleep 3; echo "drained_active=$(stat fifo_active)"
+stop_sched
+"#,
+    );
+    assert_eq!(out.status, 0);
+    let light_user = number(&out, "light_user");
+    let light_fifo = number(&out, "light_fifo_dispatches");
+    assert!(
+        light_fifo > 3.0 * light_user.max(1.0),
+        "light load: {light_fifo} FIFO vs {light_user} user dispatches"
+    );
+    assert!(
+        number(&out, "light_fifo_ms") > 3000.0,
+        "FIFO time grows under light load"
+    );
+    let lines = number(&out, "overload_lines");
+    let fifo_lines = number(&out, "overload_fifo_lines");
+    assert!(lines >= 4.0, "stats lines during the overload: {lines}");
+    assert!(
+        fifo_lines <= lines / 5.0,
+        "FIFO active in {fifo_lines} of {lines} seconds of overload"
+    );
+    let heavy_user = number(&out, "heavy_user");
+    assert!(
+        light_user * 20.0 < heavy_user,
+        "user-space dispatches stay near zero while light: {light_user} vs {heavy_user}"
+    );
+    assert_eq!(
+        field(&out, "drained_active"),
+        Some("True"),
+        "back to FIFO once the load is gone"
+    );
+}

@@ -245,7 +245,11 @@ static s32 pick_idle_active_cpu(struct task_struct *p, s32 prev_cpu, u64 wake_fl
 
 static s32 load_tick_fn(void *map, int *key, struct bpf_timer *timer)
 {
-	u64 now = scx_bpf_now();
+	/*
+	 * Not scx_bpf_now(): in a timer callback it can return the clock of the CPU's last
+	 * scheduling event, which on a CPU running one task for a whole slice is stale.
+	 */
+	u64 now = bpf_ktime_get_ns();
 	u64 delta = last_tick_ns ? now - last_tick_ns : 0;
 
 	last_tick_ns = now;
