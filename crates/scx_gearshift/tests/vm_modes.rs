@@ -134,18 +134,18 @@ start_sched --control-socket /tmp/gs.sock
 # Eight interactive workers (80% busy, sleeping in between) on two CPUs, and one hog.
 "$STRESS_NG" --cpu 8 --cpu-load 80 --cpu-method loop -t 20 -q & W=$!
 sleep 3
-"$STRESS_NG" --cpu 1 --cpu-method loop -t 12 -q & H=$!
-hog=""
-for _ in $(seq 1 100); do hog=$(pgrep -P $H | head -1); [ -n "$hog" ] && break; sleep 0.1; done
+# The hog: a shell busy loop, so its pid is known and it never sleeps.
+( while :; do :; done ) & H=$!
 sleep 1
-# utime + stime, counted after the ")" that ends the (possibly spaced) command name.
+# utime + stime, counted after the ")" that ends the command name.
 cputime() { sed 's/.*) //' /proc/$1/stat | awk '{print $12 + $13}'; }
-t0=$(cputime $hog)
+t0=$(cputime $H)
 sleep 5
-t1=$(cputime $hog)
+t1=$(cputime $H)
+kill $H
 echo "hog_share_pct=$(( (t1 - t0) * 100 / (5 * $(getconf CLK_TCK)) ))"
 echo "guarded=$(stat nr_starvation_guard)"
-wait $W $H
+wait $W
 stop_sched
 "#,
     );
