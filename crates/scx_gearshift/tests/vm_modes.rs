@@ -50,55 +50,6 @@ stop_sched
 
 #[test]
 #[ignore = "boots the sched_ext VM; run by tools/test.sh"]
-fn low_power_keeps_cpus_idle_that_interactive_mode_wakes() {
-    let out = run(
-        4,
-        r#"
-echo 1 > /proc/sys/kernel/sched_schedstats
-start_sched --control-socket /tmp/gs.sock
-cpu_busy() { awk '/^cpu[0-9]/{t=0; for(i=2;i<=NF;i++) t+=$i; print $1, t-$5-$6, t}' /proc/stat; }
-goidle() { awk '/^cpu[0-9]/{s+=$5} END {print s}' /proc/schedstat; }
-# $1: mode. A CPU-bound job plus light periodic work, 8 s; prints busy CPUs and idle entries.
-measure() {
-    ask "{\"request\":\"set-mode\",\"mode\":\"$1\"}" > /dev/null
-    "$STRESS_NG" --cpu 1 --cpu-method loop -t 10 -q & H=$!
-    P=""
-    for w in 1 2; do /usr/bin/python3 -c 'import time
-end = time.time() + 10
-while time.time() < end:
-    sum(range(2000)); time.sleep(0.01)' & P="$P $!"; done
-    sleep 1.5
-    cpu_busy > /tmp/b0; g0=$(goidle)
-    sleep 8
-    cpu_busy > /tmp/b1; g1=$(goidle)
-    wait $H $P
-    echo "$1_busy_cpus=$(paste /tmp/b0 /tmp/b1 | awk '{u=($5-$2)/($6-$3); if (u > 0.20) n++} END {print n+0}')"
-    echo "$1_idle_entries=$((g1 - g0))"
-}
-measure interactive
-measure low-power
-echo "active_cpus=$(stat nr_active_cpus)"
-stop_sched
-"#,
-    );
-    assert_eq!(out.status, 0);
-    let busy_i = number(&out, "interactive_busy_cpus");
-    let busy_l = number(&out, "low-power_busy_cpus");
-    let idle_i = number(&out, "interactive_idle_entries");
-    let idle_l = number(&out, "low-power_idle_entries");
-    eprintln!("busy CPUs {busy_i} -> {busy_l}; idle entries {idle_i} -> {idle_l}");
-    assert!(
-        busy_l < busy_i,
-        "low-power uses fewer CPUs: {busy_l} vs {busy_i}"
-    );
-    assert!(
-        idle_l < idle_i,
-        "and wakes idle CPUs less: {idle_l} vs {idle_i}"
-    );
-}
-
-#[test]
-#[ignore = "boots the sched_ext VM; run by tools/test.sh"]
 fn preemption_lowers_wakeup_latency_under_cpu_hogs() {
     let out = run(
         2,
