@@ -2,7 +2,7 @@
 //! cache, so resolving a kernel from trixie-backports or sid never touches the system's apt
 //! configuration. Also the parsers for what apt prints.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use thiserror::Error;
@@ -127,10 +127,6 @@ impl PrivateApt {
             });
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    }
-
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 }
 
