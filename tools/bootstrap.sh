@@ -18,6 +18,7 @@ APT_PACKAGES=(
   udev kmod xz-utils busybox-static
   stress-ng rt-tests procps linux-perf valgrind
   dbus python3-dbusmock python3-venv xvfb
+  libxml2-utils polkitd   # data/ file tests: xmllint, polkit's policy DTD
 )
 # Packages taken from bookworm-backports (qemu 10 boots the 7.x kernels reliably).
 BPO_PACKAGES=(qemu-system-x86)
