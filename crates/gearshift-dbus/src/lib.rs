@@ -1,9 +1,27 @@
-//! The D-Bus contract of `io.github.gearshift.Scheduler1`.
+//! The D-Bus contract of `io.github.gearshift.Scheduler1`, shared by the daemon and its clients.
 //!
-//! Filled by the daemon issue: the interface XML in `dbus/` is the contract and this crate
-//! holds its Rust side (proxies for clients, shared names for the daemon).
+//! `dbus/io.github.gearshift.Scheduler1.xml` is the contract; this crate holds its names, the
+//! typed error, the client proxy and the conversions of its dictionaries.
 
-/// Well-known bus name of the Gearshift system service.
+pub mod error;
+pub mod model;
+pub mod proxy;
+
+pub use error::Error;
+pub use model::{ProfileInfo, SchedulerState, UnknownState, CUSTOM_PROFILE};
+pub use proxy::Scheduler1Proxy;
+
+/// Well-known bus name of gearshiftd on the system bus.
 pub const BUS_NAME: &str = "io.github.gearshift.Scheduler1";
 /// Object path of the scheduler object.
 pub const OBJECT_PATH: &str = "/io/github/gearshift/Scheduler1";
+/// Interface name (versioned: an incompatible change gets a new name).
+pub const INTERFACE: &str = "io.github.gearshift.Scheduler1";
+/// polkit action for profile, mode and preemption changes.
+pub const ACTION_SWITCH_PROFILE: &str = "io.github.gearshift.switch-profile";
+/// polkit action for starting/stopping the scheduler and the automatic rules.
+pub const ACTION_MANAGE: &str = "io.github.gearshift.manage";
+
+/// The introspection XML that is the contract.
+pub const INTROSPECTION_XML: &str =
+    include_str!("../../../dbus/io.github.gearshift.Scheduler1.xml");

@@ -6,7 +6,10 @@ use crate::mode::Mode;
 
 /// A snapshot of the scheduler's counters. Counters are totals since the scheduler attached
 /// unless the name says otherwise.
+///
+/// Missing fields read as 0, so a daemon and a scheduler of different versions still agree.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Stats {
     /// Mode in effect.
     pub mode: Mode,

@@ -1,9 +1,137 @@
-//! Gearshift system daemon: supervises scx_gearshift and serves io.github.gearshift.Scheduler1.
-//!
-//! Skeleton: a later issue fills this crate in. Until then it says so and fails, so nobody
-//! mistakes it for a working component.
+//! gearshiftd: supervises scx_gearshift and serves io.github.gearshift.Scheduler1.
 
-fn main() -> std::process::ExitCode {
-    eprintln!("gearshiftd: not built yet (see the project's open issues)");
-    std::process::ExitCode::from(2)
+mod child;
+mod config;
+mod control;
+mod daemon;
+mod iface;
+mod persist;
+mod polkit;
+mod restart;
+mod stats;
+mod sysfs;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Parser;
+use gearshift_dbus::{BUS_NAME, OBJECT_PATH};
+use tokio::signal::unix::{signal, SignalKind};
+use tracing_subscriber::prelude::*;
+
+use crate::config::Config;
+use crate::daemon::{Daemon, Paths};
+
+/// The Gearshift system service: runs the scx_gearshift scheduler and lets users switch its
+/// profiles over D-Bus (io.github.gearshift.Scheduler1).
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Cli {
+    /// Configuration file.
+    #[arg(long, default_value = config::DEFAULT_PATH)]
+    config: PathBuf,
+    /// Where the last chosen profile is kept (systemd's StateDirectory).
+    #[arg(long, env = "STATE_DIRECTORY", default_value = "/var/lib/gearshift")]
+    state_dir: PathBuf,
+    /// Where the scheduler's control socket lives (systemd's RuntimeDirectory).
+    #[arg(long, env = "RUNTIME_DIRECTORY", default_value = "/run/gearshift")]
+    runtime_dir: PathBuf,
+    /// The scheduler binary (overrides the config's scheduler.path).
+    #[arg(long)]
+    scheduler: Option<PathBuf>,
+    /// Serve on the session bus instead of the system bus (development).
+    #[arg(long)]
+    session: bool,
+    /// Root of sysfs, where /kernel/sched_ext is read (tests point it elsewhere).
+    #[arg(long, default_value = "/sys", hide = true)]
+    sysfs_root: PathBuf,
+    /// Log more (also RUST_LOG).
+    #[arg(short, long)]
+    verbose: bool,
+}
+
+fn init_logging(verbose: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(if verbose { "debug" } else { "info" })
+    });
+    // Under systemd, log straight to the journal (with levels); elsewhere to stderr.
+    let journald = std::env::var_os("JOURNAL_STREAM").and_then(|_| tracing_journald::layer().ok());
+    let registry = tracing_subscriber::registry().with(filter);
+    match journald {
+        Some(layer) => registry.with(layer).init(),
+        None => registry
+            .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+            .init(),
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    match run(cli).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let mut config = Config::load_or_default(&cli.config);
+    if let Some(path) = cli.scheduler {
+        config.scheduler.path = path;
+    }
+    let paths = Paths {
+        state_dir: cli.state_dir,
+        runtime_dir: cli.runtime_dir,
+        sysfs_root: cli.sysfs_root,
+    };
+    std::fs::create_dir_all(&paths.runtime_dir)
+        .with_context(|| format!("creating {}", paths.runtime_dir.display()))?;
+    let autostart = config.autostart;
+    let daemon = Daemon::new(config, &paths);
+
+    let builder = if cli.session {
+        zbus::connection::Builder::session()?
+    } else {
+        zbus::connection::Builder::system()?
+    };
+    let conn = builder
+        .serve_at(OBJECT_PATH, iface::Scheduler1::new(daemon.clone()))?
+        .build()
+        .await
+        .context("connecting to the bus")?;
+    daemon.attach(conn.clone());
+    tokio::spawn(iface::watch_departures(conn.clone(), daemon.clone()));
+    // The name last: once it is owned (systemd's readiness for Type=dbus), calls work.
+    conn.request_name(BUS_NAME)
+        .await
+        .with_context(|| format!("owning {BUS_NAME} (is another gearshiftd running?)"))?;
+    let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Ready]);
+    tracing::info!("serving {BUS_NAME}");
+
+    if !daemon.sched_ext_supported() {
+        tracing::warn!("{}", daemon.model().reason);
+    } else if autostart {
+        let d = daemon.clone();
+        tokio::spawn(async move {
+            if let Err(e) = d.start().await {
+                tracing::error!("autostart: {e}");
+            }
+        });
+    }
+
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    tokio::select! {
+        _ = term.recv() => {},
+        _ = int.recv() => {},
+    }
+    tracing::info!("shutting down");
+    let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Stopping]);
+    daemon.shutdown().await;
+    Ok(())
 }

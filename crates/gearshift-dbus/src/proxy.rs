@@ -1,0 +1,58 @@
+//! The client side of the contract: an async proxy (the daemon's clients all run an async
+//! runtime: tokio in gearshiftctl and the tray, glib in the app).
+
+use std::collections::HashMap;
+
+use zbus::zvariant::OwnedValue;
+
+use crate::Error;
+
+#[zbus::proxy(
+    interface = "io.github.gearshift.Scheduler1",
+    default_service = "io.github.gearshift.Scheduler1",
+    default_path = "/io/github/gearshift/Scheduler1",
+    gen_blocking = false
+)]
+pub trait Scheduler1 {
+    fn set_profile(&self, profile: &str) -> Result<(), Error>;
+    fn set_mode(&self, mode: &str) -> Result<(), Error>;
+    fn start(&self) -> Result<(), Error>;
+    fn stop(&self) -> Result<(), Error>;
+    fn restart(&self) -> Result<(), Error>;
+    fn get_stats(&self) -> Result<HashMap<String, OwnedValue>, Error>;
+    fn subscribe_stats(&self, interval_ms: u32) -> Result<u32, Error>;
+    fn unsubscribe_stats(&self, cookie: u32) -> Result<(), Error>;
+
+    #[zbus(signal)]
+    fn stats(&self, stats: HashMap<String, OwnedValue>) -> zbus::Result<()>;
+    #[zbus(signal)]
+    fn scheduler_exited(&self, reason: String, will_restart: bool) -> zbus::Result<()>;
+
+    #[zbus(property)]
+    fn state(&self) -> zbus::Result<String>;
+    #[zbus(property)]
+    fn state_reason(&self) -> zbus::Result<String>;
+    /// Writable too; clients call SetProfile instead (same effect, and its name would clash).
+    #[zbus(property)]
+    fn profile(&self) -> zbus::Result<String>;
+    #[zbus(property)]
+    fn profiles(&self) -> zbus::Result<Vec<HashMap<String, OwnedValue>>>;
+    #[zbus(property)]
+    fn mode(&self) -> zbus::Result<String>;
+    #[zbus(property)]
+    fn preemption(&self) -> zbus::Result<bool>;
+    #[zbus(property)]
+    fn set_preemption(&self, value: bool) -> zbus::Result<()>;
+    #[zbus(property)]
+    fn auto_power_source(&self) -> zbus::Result<bool>;
+    #[zbus(property)]
+    fn set_auto_power_source(&self, value: bool) -> zbus::Result<()>;
+    #[zbus(property)]
+    fn follow_power_profile(&self) -> zbus::Result<bool>;
+    #[zbus(property)]
+    fn set_follow_power_profile(&self, value: bool) -> zbus::Result<()>;
+    #[zbus(property)]
+    fn sched_ext_supported(&self) -> zbus::Result<bool>;
+    #[zbus(property)]
+    fn version(&self) -> zbus::Result<String>;
+}

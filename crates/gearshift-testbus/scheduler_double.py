@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""Test double of scx_gearshift for gearshiftd's tests (never installed, never used by the product).
+
+Speaks the real control protocol (one JSON object per line on a Unix socket) and plays the
+kernel's part by writing the sched_ext sysfs files under $GEARSHIFT_DOUBLE_SYSFS. Behaviour is
+steered through files in $GEARSHIFT_DOUBLE_DIR:
+  fail-start   exit at once with a kernel-style exit report, never enabled
+  crash        (created while running) exit with a kernel-style exit report
+  refuse       answer every request with an error
+  hang-start   never report enabled
+It records its pid in "pid", its arguments in "args" and every request in "requests.log".
+"""
+import argparse
+import json
+import os
+import signal
+import socket
+import sys
+import time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--mode", default="interactive")
+ap.add_argument("--preemption", default="true")
+ap.add_argument("--control-socket", required=True)
+args, _ = ap.parse_known_args()
+
+ctl = os.environ["GEARSHIFT_DOUBLE_DIR"]
+sysfs = os.path.join(os.environ["GEARSHIFT_DOUBLE_SYSFS"], "kernel", "sched_ext")
+MODES = ("interactive", "fifo", "low-power")
+
+
+def flag(name):
+    return os.path.exists(os.path.join(ctl, name))
+
+
+def kernel_state(state):
+    os.makedirs(os.path.join(sysfs, "root"), exist_ok=True)
+    with open(os.path.join(sysfs, "state"), "w") as f:
+        f.write(state + "\n")
+    with open(os.path.join(sysfs, "root", "ops"), "w") as f:
+        f.write("gearshift\n" if state == "enabled" else "")
+
+
+def leave(code, report):
+    kernel_state("disabled")
+    print(report, file=sys.stderr, flush=True)
+    sys.exit(code)
+
+
+with open(os.path.join(ctl, "pid"), "w") as f:
+    f.write(str(os.getpid()))
+with open(os.path.join(ctl, "args"), "w") as f:
+    f.write(json.dumps(sys.argv[1:]))
+print("scheduler double starting", file=sys.stderr, flush=True)
+if flag("fail-start"):
+    leave(1, "EXIT: runtime error (the double was told to fail at start)")
+
+settings = {"mode": args.mode, "preemption": args.preemption == "true"}
+signal.signal(signal.SIGTERM, lambda *_: leave(0, "EXIT: Scheduler unregistered from user space"))
+started = time.monotonic()
+
+try:
+    os.unlink(args.control_socket)
+except FileNotFoundError:
+    pass
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(args.control_socket)
+srv.listen(8)
+srv.settimeout(0.05)
+if not flag("hang-start"):
+    kernel_state("enabled")
+
+
+def answer(req):
+    with open(os.path.join(ctl, "requests.log"), "a") as f:
+        f.write(json.dumps(req) + "\n")
+    if flag("refuse"):
+        return {"response": "error", "message": "the double refuses"}
+    kind = req.get("request")
+    if kind == "set-mode":
+        if req.get("mode") not in MODES:
+            return {"response": "error", "message": "unknown mode"}
+        settings["mode"] = req["mode"]
+    elif kind == "set-preemption":
+        settings["preemption"] = bool(req.get("enabled"))
+    elif kind == "get-stats":
+        up = int((time.monotonic() - started) * 1000)
+        stats = {"mode": settings["mode"], "preemption": settings["preemption"],
+                 "uptime_ms": up, "nr_online_cpus": os.cpu_count(), "nr_queued": up // 10,
+                 "nr_user_dispatches": up // 20, "nr_kernel_dispatches": up // 40}
+        return {"response": "stats", "stats": stats}
+    elif kind != "get-settings":
+        return {"response": "error", "message": "unknown request"}
+    return {"response": "settings", "settings": dict(settings)}
+
+
+while True:
+    if flag("crash"):
+        os.unlink(os.path.join(ctl, "crash"))
+        leave(1, "EXIT: runtime error (the double was told to crash)")
+    try:
+        conn, _ = srv.accept()
+    except socket.timeout:
+        continue
+    with conn:
+        conn.settimeout(5)
+        buf = b""
+        try:
+            while True:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    reply = answer(json.loads(line))
+                    conn.sendall(json.dumps(reply).encode() + b"\n")
+        except (OSError, ValueError):
+            pass

@@ -1,0 +1,246 @@
+//! Test harness: a private system bus (dbus-daemon with the project's policy file), polkit's
+//! double from python-dbusmock, and gearshiftd run against a scheduler double and a fake
+//! sysfs. Used by the tests of the daemon and of its clients; never by the product.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+/// uid/gid of `nobody`: the unprivileged caller in tests.
+pub const NOBODY: u32 = 65534;
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A workspace binary (built on demand), e.g. `gearshiftd` or `gearshiftctl`.
+pub fn workspace_bin(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    // target/<profile>/deps/<test> -> target/<profile>/<name>
+    let dir = exe.parent().and_then(Path::parent).expect("target dir");
+    let path = dir.join(name);
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["build", "--quiet", "--bin", name])
+        .current_dir(repo_root())
+        .status()
+        .expect("running cargo build");
+    assert!(status.success(), "cargo build --bin {name} failed");
+    assert!(
+        path.exists(),
+        "{} missing after cargo build",
+        path.display()
+    );
+    path
+}
+
+/// World-traversable temporary directory, so unprivileged callers reach the bus socket.
+fn open_tempdir() -> TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    dir
+}
+
+fn wait_until(what: &str, timeout: Duration, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !ready() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn kill(child: &mut Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// A private dbus-daemon configured like the system bus, with gearshiftd's policy file.
+pub struct TestBus {
+    dir: TempDir,
+    address: String,
+    daemon: Child,
+    doubles: Vec<Child>,
+}
+
+impl TestBus {
+    pub fn start() -> Self {
+        let dir = open_tempdir();
+        let socket = dir.path().join("system_bus_socket");
+        let policy = repo_root().join("data/dbus-1/system.d/io.github.gearshift.Scheduler1.conf");
+        assert!(policy.exists(), "missing {}", policy.display());
+        let config = format!(
+            r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path={socket}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <deny own="*"/>
+    <deny send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
+  </policy>
+  <!-- The doubles of other system services, as their own policy files would allow. -->
+  <policy user="root">
+    <allow own="org.freedesktop.PolicyKit1"/>
+    <allow own="org.freedesktop.UPower"/>
+    <allow own="org.freedesktop.UPower.PowerProfiles"/>
+    <allow own="net.hadess.PowerProfiles"/>
+    <allow send_destination="org.freedesktop.PolicyKit1"/>
+    <allow send_destination="org.freedesktop.UPower"/>
+    <allow send_destination="org.freedesktop.UPower.PowerProfiles"/>
+    <allow send_destination="net.hadess.PowerProfiles"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Monitoring"/>
+  </policy>
+  <policy context="default">
+    <allow send_destination="org.freedesktop.UPower"/>
+    <allow send_destination="org.freedesktop.UPower.PowerProfiles"/>
+    <allow send_destination="net.hadess.PowerProfiles"/>
+  </policy>
+  <include>{policy}</include>
+</busconfig>
+"#,
+            socket = socket.display(),
+            policy = policy.display()
+        );
+        let config_path = dir.path().join("bus.conf");
+        std::fs::write(&config_path, config).expect("write bus config");
+        let mut daemon = Command::new("dbus-daemon")
+            .arg(format!("--config-file={}", config_path.display()))
+            .args(["--nofork", "--print-address"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("dbus-daemon (apt package dbus, see tools/bootstrap.sh)");
+        let mut line = String::new();
+        BufReader::new(daemon.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("bus address");
+        let address = line.trim().to_owned();
+        assert!(!address.is_empty(), "dbus-daemon printed no address");
+        Self {
+            dir,
+            address,
+            daemon,
+            doubles: Vec::new(),
+        }
+    }
+
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Points `cmd`'s system bus here.
+    pub fn env<'a>(&self, cmd: &'a mut Command) -> &'a mut Command {
+        cmd.env("DBUS_SYSTEM_BUS_ADDRESS", &self.address)
+    }
+
+    /// A connection as the test's own user (root in CI).
+    pub async fn connect(&self) -> zbus::Connection {
+        zbus::connection::Builder::address(self.address.as_str())
+            .expect("address")
+            .build()
+            .await
+            .expect("connect to the private bus")
+    }
+
+    /// Starts a python-dbusmock template (e.g. "polkitd", "upower") on this bus and waits
+    /// until it owns `name`.
+    pub fn start_template(&mut self, template: &str, name: &str) {
+        let mut cmd = Command::new("/usr/bin/python3");
+        cmd.args(["-m", "dbusmock", "--system", "--template", template])
+            .stdout(Stdio::null());
+        let child = self.env(&mut cmd).spawn().expect("python3-dbusmock");
+        self.doubles.push(child);
+        wait_until(
+            &format!("{name} on the bus"),
+            Duration::from_secs(20),
+            || self.has_owner(name),
+        );
+    }
+
+    /// polkit's double; allows nothing until [`TestBus::polkit_allow`].
+    pub fn start_polkit(&mut self) {
+        self.start_template("polkitd", "org.freedesktop.PolicyKit1");
+    }
+
+    /// The polkit actions the double grants from now on.
+    pub fn polkit_allow(&self, actions: &[&str]) {
+        let mut args = vec![
+            "org.freedesktop.PolicyKit1",
+            "/org/freedesktop/PolicyKit1/Authority",
+            "org.freedesktop.DBus.Mock",
+            "SetAllowed",
+            "as",
+        ];
+        let n = actions.len().to_string();
+        args.push(&n);
+        args.extend_from_slice(actions);
+        let out = self.busctl_call(None, &args);
+        assert!(
+            out.status.success(),
+            "SetAllowed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    pub fn has_owner(&self, name: &str) -> bool {
+        let out = self.busctl(None, &["status", name]);
+        out.status.success()
+    }
+
+    /// `busctl --address=<bus> <args>`, as `uid` (both uid and gid) when given.
+    pub fn busctl(&self, uid: Option<u32>, args: &[&str]) -> Output {
+        let mut cmd = Command::new("busctl");
+        cmd.arg(format!("--address={}", self.address)).args(args);
+        run_as(&mut cmd, uid);
+        cmd.output().expect("busctl")
+    }
+
+    /// `busctl call` (the arguments after `call`).
+    pub fn busctl_call(&self, uid: Option<u32>, args: &[&str]) -> Output {
+        let mut all = vec!["call"];
+        all.extend_from_slice(args);
+        self.busctl(uid, &all)
+    }
+}
+
+impl Drop for TestBus {
+    fn drop(&mut self) {
+        for child in &mut self.doubles {
+            kill(child);
+        }
+        kill(&mut self.daemon);
+    }
+}
+
+/// Makes `cmd` run as `uid` (gid the same) when given.
+pub fn run_as(cmd: &mut Command, uid: Option<u32>) -> &mut Command {
+    if let Some(uid) = uid {
+        // std drops supplementary groups when root changes uid.
+        cmd.uid(uid).gid(uid);
+    }
+    cmd
+}
+
+mod daemon;
+pub use daemon::{DaemonUnderTest, Double, Setup};

@@ -1,0 +1,283 @@
+//! `/etc/gearshift/config.toml`: profiles, autostart, restart and stats limits.
+//!
+//! A file that does not parse or validate is reported with its line and replaced by the
+//! defaults as a whole: half a config is harder to reason about than none.
+
+use std::path::{Path, PathBuf};
+
+use gearshift_dbus::{ProfileInfo, CUSTOM_PROFILE};
+use gearshift_types::Mode;
+use serde::Deserialize;
+
+/// Where the packaged daemon reads its config.
+pub const DEFAULT_PATH: &str = "/etc/gearshift/config.toml";
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Start the scheduler when the daemon starts.
+    pub autostart: bool,
+    /// Profile used when no choice was saved (or the saved one no longer exists).
+    pub default_profile: String,
+    /// Initial value of AutoPowerSource until someone changes it.
+    pub auto_power_source: bool,
+    /// Initial value of FollowPowerProfile until someone changes it.
+    pub follow_power_profile: bool,
+    pub scheduler: SchedulerConfig,
+    pub restart: RestartConfig,
+    pub stats: StatsConfig,
+    #[serde(rename = "profile")]
+    pub profiles: Vec<ProfileConfig>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SchedulerConfig {
+    /// The scheduler binary.
+    pub path: PathBuf,
+    /// Extra arguments (tunables such as `--slice-max-ns`).
+    pub args: Vec<String>,
+    /// How long the kernel may take to report the scheduler enabled.
+    pub start_timeout_ms: u64,
+    /// How long a stopping scheduler gets after SIGTERM before SIGKILL.
+    pub stop_timeout_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RestartConfig {
+    /// This many unexpected exits within `window_s` leave the scheduler `failed`.
+    pub max_failures: u32,
+    pub window_s: u64,
+    /// First restart delay; doubles with each failure in the window.
+    pub initial_backoff_ms: u64,
+    pub max_backoff_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StatsConfig {
+    /// Shortest Stats signal interval; shorter requests are raised to it.
+    pub min_interval_ms: u32,
+    /// Most subscriptions at once (over all clients).
+    pub max_subscriptions: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileConfig {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub mode: Mode,
+    #[serde(default = "yes")]
+    pub preemption: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        Self {
+            path: PathBuf::from("/usr/bin/scx_gearshift"),
+            args: Vec::new(),
+            start_timeout_ms: 30_000,
+            stop_timeout_ms: 10_000,
+        }
+    }
+}
+
+impl Default for RestartConfig {
+    fn default() -> Self {
+        Self {
+            max_failures: 5,
+            window_s: 60,
+            initial_backoff_ms: 500,
+            max_backoff_ms: 30_000,
+        }
+    }
+}
+
+impl Default for StatsConfig {
+    fn default() -> Self {
+        Self {
+            min_interval_ms: 250,
+            max_subscriptions: 32,
+        }
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            autostart: true,
+            default_profile: "interactive".into(),
+            auto_power_source: false,
+            follow_power_profile: false,
+            scheduler: SchedulerConfig::default(),
+            restart: RestartConfig::default(),
+            stats: StatsConfig::default(),
+            profiles: default_profiles(),
+        }
+    }
+}
+
+fn profile(name: &str, description: &str, mode: Mode, preemption: bool) -> ProfileConfig {
+    ProfileConfig {
+        name: name.into(),
+        description: description.into(),
+        mode,
+        preemption,
+    }
+}
+
+/// The built-in profiles, used when the config lists none.
+pub fn default_profiles() -> Vec<ProfileConfig> {
+    vec![
+        profile(
+            "interactive",
+            "Responsive desktop: interactive tasks go first and may preempt CPU-bound work",
+            Mode::Interactive,
+            true,
+        ),
+        profile(
+            "throughput",
+            "Interactive ordering without preemption: fewer switches for builds and batch jobs",
+            Mode::Interactive,
+            false,
+        ),
+        profile(
+            "low-power",
+            "Packs work onto few cores so the others stay in deep idle; for battery",
+            Mode::LowPower,
+            false,
+        ),
+        profile(
+            "fifo",
+            "Lightest scheduling: arrival order in the kernel while the system is lightly loaded",
+            Mode::Fifo,
+            true,
+        ),
+    ]
+}
+
+impl ProfileConfig {
+    pub fn info(&self) -> ProfileInfo {
+        ProfileInfo {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            mode: self.mode,
+            preemption: self.preemption,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}, line {line}: {message}")]
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+}
+
+impl Config {
+    /// Parses and validates `text` (read from `path`, named in errors).
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let mut config: Config = toml::from_str(text).map_err(|e| ConfigError::Syntax {
+            path: path.to_owned(),
+            line: e.span().map_or(0, |span| {
+                text[..span.start.min(text.len())].lines().count().max(1)
+            }),
+            message: e.message().to_owned(),
+        })?;
+        if config.profiles.is_empty() {
+            config.profiles = default_profiles();
+        }
+        config.validate().map_err(|message| ConfigError::Invalid {
+            path: path.to_owned(),
+            message,
+        })?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        for (i, p) in self.profiles.iter().enumerate() {
+            let valid_name = !p.name.is_empty()
+                && p.name.len() <= 64
+                && p.name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+            if !valid_name {
+                return Err(format!(
+                    "profile name {:?}: use 1-64 characters of a-z, 0-9 and '-'",
+                    p.name
+                ));
+            }
+            if p.name == CUSTOM_PROFILE {
+                return Err(format!("profile name {CUSTOM_PROFILE:?} is reserved"));
+            }
+            if self.profiles[..i].iter().any(|q| q.name == p.name) {
+                return Err(format!("profile {:?} is defined twice", p.name));
+            }
+        }
+        if self.profile(&self.default_profile).is_none() {
+            return Err(format!(
+                "default_profile {:?} is not one of the profiles",
+                self.default_profile
+            ));
+        }
+        if self.scheduler.start_timeout_ms == 0 || self.scheduler.stop_timeout_ms == 0 {
+            return Err("scheduler timeouts must be above 0".into());
+        }
+        if self.restart.max_failures == 0 || self.restart.initial_backoff_ms == 0 {
+            return Err(
+                "restart.max_failures and restart.initial_backoff_ms must be above 0".into(),
+            );
+        }
+        if self.stats.min_interval_ms == 0 || self.stats.max_subscriptions == 0 {
+            return Err("stats.min_interval_ms and stats.max_subscriptions must be above 0".into());
+        }
+        Ok(())
+    }
+
+    pub fn profile(&self, name: &str) -> Option<&ProfileConfig> {
+        self.profiles.iter().find(|p| p.name == name)
+    }
+
+    /// Loads `path`; a missing file means the defaults, a broken one is logged and replaced
+    /// by the defaults.
+    pub fn load_or_default(path: &Path) -> Config {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Config::parse(&text, path).unwrap_or_else(|e| {
+                tracing::error!("invalid configuration, using the defaults: {e}");
+                Config::default()
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                tracing::info!("{} not found; using the defaults", path.display());
+                Config::default()
+            }
+            Err(source) => {
+                let e = ConfigError::Read {
+                    path: path.to_owned(),
+                    source,
+                };
+                tracing::error!("{e}; using the defaults");
+                Config::default()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,539 @@
+//! The daemon's state and its operations: supervising the scheduler and changing its
+//! settings. The D-Bus interface (iface.rs) is a thin layer over this.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use gearshift_dbus::{Error, ProfileInfo, SchedulerState, CUSTOM_PROFILE};
+use gearshift_types::{Mode, Settings, Stats};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use zbus::Connection;
+
+use crate::child::{ChildSpec, RunningChild};
+use crate::config::Config;
+use crate::control::Control;
+use crate::iface::{self, Changed};
+use crate::persist::{SavedState, StateFile};
+use crate::restart::{Decision, RestartPolicy};
+use crate::stats::StatsHub;
+use crate::sysfs::SchedExt;
+
+/// Where the daemon keeps things.
+#[derive(Debug, Clone)]
+pub struct Paths {
+    pub state_dir: PathBuf,
+    pub runtime_dir: PathBuf,
+    pub sysfs_root: PathBuf,
+}
+
+/// What the properties show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Model {
+    pub state: SchedulerState,
+    pub reason: String,
+    pub profile: String,
+    pub settings: Settings,
+    pub auto_power_source: bool,
+    pub follow_power_profile: bool,
+}
+
+/// The scheduler process and its restart bookkeeping; one operation at a time holds it.
+struct Supervision {
+    child: Option<RunningChild>,
+    policy: RestartPolicy,
+    pending_restart: Option<(u64, JoinHandle<()>)>,
+    next_generation: u64,
+}
+
+enum Event {
+    Exited { generation: u64, reason: String },
+    RestartDue { token: u64 },
+}
+
+pub struct Daemon {
+    pub config: Config,
+    sched_ext: SchedExt,
+    spec: ChildSpec,
+    control: Control,
+    state_file: StateFile,
+    model: Mutex<Model>,
+    supervision: tokio::sync::Mutex<Supervision>,
+    conn: OnceLock<Connection>,
+    events: mpsc::UnboundedSender<Event>,
+    pub stats_hub: StatsHub,
+}
+
+impl Daemon {
+    /// Builds the daemon from its config and saved state, and starts its event loop.
+    pub fn new(config: Config, paths: &Paths) -> Arc<Self> {
+        let sched_ext = SchedExt::new(&paths.sysfs_root);
+        let state_file = StateFile::in_dir(&paths.state_dir);
+        let model = initial_model(&config, state_file.load(), &sched_ext);
+        let control_socket = paths.runtime_dir.join("control.sock");
+        let (events, rx) = mpsc::unbounded_channel();
+        let daemon = Arc::new(Self {
+            spec: ChildSpec {
+                path: config.scheduler.path.clone(),
+                extra_args: config.scheduler.args.clone(),
+                control_socket: control_socket.clone(),
+            },
+            control: Control::new(control_socket),
+            sched_ext,
+            state_file,
+            model: Mutex::new(model),
+            supervision: tokio::sync::Mutex::new(Supervision {
+                child: None,
+                policy: RestartPolicy::new(config.restart.clone()),
+                pending_restart: None,
+                next_generation: 1,
+            }),
+            conn: OnceLock::new(),
+            events,
+            stats_hub: StatsHub::new(&config.stats),
+            config,
+        });
+        tokio::spawn(Arc::clone(&daemon).event_loop(rx));
+        daemon
+    }
+
+    /// Publishes changes on `conn` from now on.
+    pub fn attach(&self, conn: Connection) {
+        let _ = self.conn.set(conn);
+    }
+
+    pub fn connection(&self) -> Option<&Connection> {
+        self.conn.get()
+    }
+
+    fn lock_model(&self) -> MutexGuard<'_, Model> {
+        // A panic while holding the lock cannot leave the model half-written (plain fields),
+        // so a poisoned lock is still usable.
+        self.model.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn model(&self) -> Model {
+        self.lock_model().clone()
+    }
+
+    pub fn sched_ext_supported(&self) -> bool {
+        self.sched_ext.supported()
+    }
+
+    pub fn profiles(&self) -> Vec<ProfileInfo> {
+        self.config.profiles.iter().map(|p| p.info()).collect()
+    }
+
+    /// Changes the model, then tells the bus (and the service manager) what changed.
+    async fn update(&self, f: impl FnOnce(&mut Model)) {
+        let (before, after) = {
+            let mut model = self.lock_model();
+            let before = model.clone();
+            f(&mut model);
+            (before, model.clone())
+        };
+        let changed = Changed::between(&before, &after);
+        if changed.state || changed.reason || changed.profile {
+            notify_status(&after);
+        }
+        if let Some(conn) = self.conn.get() {
+            iface::publish(conn, changed).await;
+        }
+    }
+
+    async fn set_state(&self, state: SchedulerState, reason: impl Into<String>) {
+        let reason = reason.into();
+        match state {
+            SchedulerState::Failed => tracing::error!("scheduler {state}: {reason}"),
+            _ => tracing::info!(
+                "scheduler {state}{}{reason}",
+                if reason.is_empty() { "" } else { ": " }
+            ),
+        }
+        self.update(|m| {
+            m.state = state;
+            m.reason = reason;
+        })
+        .await;
+    }
+
+    fn save(&self) {
+        let m = self.model();
+        let saved = SavedState {
+            profile: m.profile,
+            mode: m.settings.mode,
+            preemption: m.settings.preemption,
+            auto_power_source: m.auto_power_source,
+            follow_power_profile: m.follow_power_profile,
+        };
+        if let Err(e) = self.state_file.save(&saved) {
+            tracing::error!("cannot save the state: {e}");
+        }
+    }
+
+    // ---- supervision ----
+
+    /// Starts the scheduler unless it runs; returns once the kernel reports it enabled.
+    pub async fn start(self: &Arc<Self>) -> Result<(), Error> {
+        self.ensure_supported()?;
+        let mut sup = self.supervision.lock().await;
+        if sup.child.is_some() {
+            return Ok(());
+        }
+        cancel_pending_restart(&mut sup);
+        sup.policy.reset();
+        self.start_attempt(&mut sup).await.map_err(Error::Failed)
+    }
+
+    /// Stops the scheduler (and any pending restart); the kernel's default scheduler takes over.
+    pub async fn stop(&self) -> Result<(), Error> {
+        self.ensure_supported()?;
+        let mut sup = self.supervision.lock().await;
+        self.stop_locked(&mut sup).await;
+        Ok(())
+    }
+
+    pub async fn restart(self: &Arc<Self>) -> Result<(), Error> {
+        self.ensure_supported()?;
+        let mut sup = self.supervision.lock().await;
+        self.stop_locked(&mut sup).await;
+        self.start_attempt(&mut sup).await.map_err(Error::Failed)
+    }
+
+    /// Stops everything before the daemon exits.
+    pub async fn shutdown(&self) {
+        let mut sup = self.supervision.lock().await;
+        self.stop_locked(&mut sup).await;
+    }
+
+    fn ensure_supported(&self) -> Result<(), Error> {
+        if self.sched_ext.supported() {
+            Ok(())
+        } else {
+            Err(Error::Unsupported(self.sched_ext.unsupported_reason()))
+        }
+    }
+
+    async fn stop_locked(&self, sup: &mut Supervision) {
+        cancel_pending_restart(sup);
+        sup.policy.reset();
+        if let Some(child) = sup.child.take() {
+            let grace = Duration::from_millis(self.config.scheduler.stop_timeout_ms);
+            let reason = child.terminate(grace).await;
+            tracing::info!("scheduler stopped: {reason}");
+        }
+        self.set_state(SchedulerState::Stopped, "Stopped on request")
+            .await;
+    }
+
+    /// One try at starting; a failure goes through the restart policy like a crash.
+    async fn start_attempt(self: &Arc<Self>, sup: &mut Supervision) -> Result<(), String> {
+        let generation = sup.next_generation;
+        sup.next_generation += 1;
+        let settings = self.model().settings;
+        self.set_state(
+            SchedulerState::Starting,
+            "Waiting for the kernel to enable the scheduler",
+        )
+        .await;
+        let events = self.events.clone();
+        let spawned = RunningChild::spawn(
+            &self.spec,
+            settings,
+            generation,
+            move |generation, reason| {
+                let _ = events.send(Event::Exited { generation, reason });
+            },
+        );
+        let mut child = match spawned {
+            Ok(child) => child,
+            Err(e) => {
+                let reason = format!("cannot run {}: {e}", self.spec.path.display());
+                self.on_failure(sup, reason.clone()).await;
+                return Err(reason);
+            }
+        };
+        match self.wait_ready(&mut child, settings).await {
+            Ok(()) => {
+                sup.child = Some(child);
+                self.set_state(SchedulerState::Running, "").await;
+                Ok(())
+            }
+            Err(why) => {
+                let grace = Duration::from_millis(self.config.scheduler.stop_timeout_ms);
+                let ended = child.terminate(grace).await;
+                let reason = if why.is_empty() {
+                    ended
+                } else {
+                    format!("{why} ({ended})")
+                };
+                self.on_failure(sup, reason.clone()).await;
+                Err(reason)
+            }
+        }
+    }
+
+    /// Waits until the kernel reports the scheduler enabled and it answers on its control
+    /// socket with `settings` in effect. Err("") when it exited meanwhile.
+    async fn wait_ready(&self, child: &mut RunningChild, settings: Settings) -> Result<(), String> {
+        let timeout = Duration::from_millis(self.config.scheduler.start_timeout_ms);
+        let deadline = Instant::now() + timeout;
+        let mut last_error = String::from("no answer on the control socket");
+        while Instant::now() < deadline {
+            if child.exit_reason().is_some() {
+                return Err(String::new());
+            }
+            if self.sched_ext.gearshift_enabled() {
+                match self.control.settings().await {
+                    Ok(s) if s == settings => return Ok(()),
+                    Ok(s) => last_error = format!("it runs with {s:?}, not {settings:?}"),
+                    Err(e) => last_error = e.to_string(),
+                }
+            }
+            tokio::select! {
+                _ = child.wait() => return Err(String::new()),
+                _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+            }
+        }
+        Err(format!(
+            "the kernel did not enable the scheduler within {} ms (sched_ext state: {}; {last_error})",
+            timeout.as_millis(),
+            self.sched_ext.state()
+        ))
+    }
+
+    async fn on_failure(self: &Arc<Self>, sup: &mut Supervision, reason: String) {
+        let decision = sup.policy.on_failure(Instant::now());
+        let will_restart = matches!(decision, Decision::RestartAfter(_));
+        match decision {
+            Decision::RestartAfter(delay) => {
+                let token = sup.next_generation;
+                sup.next_generation += 1;
+                let events = self.events.clone();
+                let handle = tokio::spawn(async move {
+                    tokio::time::sleep(delay).await;
+                    let _ = events.send(Event::RestartDue { token });
+                });
+                sup.pending_restart = Some((token, handle));
+                let text = format!("Restarting in {:.1} s after: {reason}", delay.as_secs_f64());
+                self.set_state(SchedulerState::Starting, text).await;
+            }
+            Decision::GiveUp => {
+                let r = &self.config.restart;
+                let text = format!(
+                    "Stopped after {} failures within {} s. Last: {reason}",
+                    r.max_failures, r.window_s
+                );
+                self.set_state(SchedulerState::Failed, text).await;
+            }
+        }
+        if let Some(conn) = self.conn.get() {
+            iface::scheduler_exited(conn, &reason, will_restart).await;
+        }
+    }
+
+    async fn event_loop(self: Arc<Self>, mut rx: mpsc::UnboundedReceiver<Event>) {
+        while let Some(event) = rx.recv().await {
+            let mut sup = self.supervision.lock().await;
+            match event {
+                Event::Exited { generation, reason } => {
+                    // Exits of processes we stopped, or that failed to start, are handled there.
+                    if sup
+                        .child
+                        .as_ref()
+                        .is_some_and(|c| c.generation == generation)
+                    {
+                        sup.child = None;
+                        tracing::warn!("scheduler exited unexpectedly: {reason}");
+                        self.on_failure(&mut sup, reason).await;
+                    }
+                }
+                Event::RestartDue { token } => {
+                    if sup
+                        .pending_restart
+                        .as_ref()
+                        .is_some_and(|(t, _)| *t == token)
+                    {
+                        sup.pending_restart = None;
+                        let _ = self.start_attempt(&mut sup).await;
+                    }
+                }
+            }
+        }
+    }
+
+    // ---- settings ----
+
+    pub async fn set_profile(&self, name: &str) -> Result<(), Error> {
+        let profile = self.config.profile(name).ok_or_else(|| {
+            let names: Vec<&str> = self
+                .config
+                .profiles
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect();
+            Error::InvalidProfile(format!(
+                "There is no profile named {name:?}. Profiles: {}.",
+                names.join(", ")
+            ))
+        })?;
+        let settings = Settings {
+            mode: profile.mode,
+            preemption: profile.preemption,
+        };
+        self.apply(settings, profile.name.clone()).await
+    }
+
+    pub async fn set_mode(&self, mode: &str) -> Result<(), Error> {
+        let mode: Mode = mode
+            .parse()
+            .map_err(|e: gearshift_types::UnknownMode| Error::InvalidMode(format!("{e}.")))?;
+        let settings = Settings {
+            mode,
+            ..self.model().settings
+        };
+        self.apply(settings, self.profile_for(settings)).await
+    }
+
+    pub async fn set_preemption(&self, preemption: bool) -> Result<(), Error> {
+        let settings = Settings {
+            preemption,
+            ..self.model().settings
+        };
+        self.apply(settings, self.profile_for(settings)).await
+    }
+
+    /// The current profile if it has these settings, else the first that has, else "custom".
+    fn profile_for(&self, settings: Settings) -> String {
+        let current = self.model().profile;
+        let matches = |p: &&crate::config::ProfileConfig| {
+            p.mode == settings.mode && p.preemption == settings.preemption
+        };
+        self.config
+            .profiles
+            .iter()
+            .filter(matches)
+            .find(|p| p.name == current)
+            .or_else(|| self.config.profiles.iter().find(matches))
+            .map_or_else(|| CUSTOM_PROFILE.to_owned(), |p| p.name.clone())
+    }
+
+    /// Puts `settings` in effect (in the running scheduler first: nothing changes if it
+    /// refuses), then records them.
+    async fn apply(&self, settings: Settings, profile: String) -> Result<(), Error> {
+        let sup = self.supervision.lock().await;
+        if sup.child.is_some() {
+            self.control.apply(settings).await.map_err(|e| {
+                Error::Failed(format!("The scheduler did not take the change: {e}."))
+            })?;
+        }
+        drop(sup);
+        tracing::info!(
+            "profile {profile}: mode {}, preemption {}",
+            settings.mode,
+            if settings.preemption { "on" } else { "off" }
+        );
+        self.update(|m| {
+            m.settings = settings;
+            m.profile = profile;
+        })
+        .await;
+        self.save();
+        Ok(())
+    }
+
+    pub async fn set_auto_power_source(&self, on: bool) {
+        self.update(|m| m.auto_power_source = on).await;
+        self.save();
+    }
+
+    pub async fn set_follow_power_profile(&self, on: bool) {
+        self.update(|m| m.follow_power_profile = on).await;
+        self.save();
+    }
+
+    /// A stats snapshot from the running scheduler.
+    pub async fn stats(&self) -> Result<Stats, Error> {
+        let state = self.model().state;
+        if state != SchedulerState::Running {
+            return Err(Error::NotRunning(format!(
+                "The scheduler is not running (state: {state})."
+            )));
+        }
+        self.control
+            .stats()
+            .await
+            .map_err(|e| Error::Failed(format!("The scheduler did not report its stats: {e}.")))
+    }
+}
+
+fn cancel_pending_restart(sup: &mut Supervision) {
+    if let Some((_, handle)) = sup.pending_restart.take() {
+        handle.abort();
+    }
+}
+
+/// The model at start: the saved choice if it is still valid, else the default profile.
+fn initial_model(config: &Config, saved: Option<SavedState>, sched_ext: &SchedExt) -> Model {
+    let default = config
+        .profile(&config.default_profile)
+        .or_else(|| config.profiles.first());
+    let from_profile = |p: &crate::config::ProfileConfig| {
+        (
+            p.name.clone(),
+            Settings {
+                mode: p.mode,
+                preemption: p.preemption,
+            },
+        )
+    };
+    let fallback = default.map_or_else(
+        || (CUSTOM_PROFILE.to_owned(), Settings::default()),
+        from_profile,
+    );
+    let (profile, settings) = match &saved {
+        Some(s) if s.profile == CUSTOM_PROFILE => (
+            s.profile.clone(),
+            Settings {
+                mode: s.mode,
+                preemption: s.preemption,
+            },
+        ),
+        Some(s) => match config.profile(&s.profile) {
+            Some(p) => from_profile(p),
+            None => {
+                tracing::warn!("saved profile {:?} no longer exists", s.profile);
+                fallback
+            }
+        },
+        None => fallback,
+    };
+    let (state, reason) = if sched_ext.supported() {
+        (SchedulerState::Stopped, "Not started yet".to_owned())
+    } else {
+        (SchedulerState::Unsupported, sched_ext.unsupported_reason())
+    };
+    Model {
+        state,
+        reason,
+        profile,
+        settings,
+        auto_power_source: saved
+            .as_ref()
+            .map_or(config.auto_power_source, |s| s.auto_power_source),
+        follow_power_profile: saved
+            .as_ref()
+            .map_or(config.follow_power_profile, |s| s.follow_power_profile),
+    }
+}
+
+/// `systemctl status` shows this line.
+fn notify_status(model: &Model) {
+    let mut status = format!("{}, profile {}", model.state, model.profile);
+    if !model.reason.is_empty() && model.state != SchedulerState::Running {
+        status.push_str(": ");
+        status.push_str(&model.reason);
+    }
+    let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Status(&status)]);
+}

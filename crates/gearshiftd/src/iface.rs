@@ -1,0 +1,328 @@
+//! `io.github.gearshift.Scheduler1` on the bus: authorization, then the daemon's operations.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+use gearshift_dbus::{
+    model::stats_to_dict, Error, ACTION_MANAGE, ACTION_SWITCH_PROFILE, OBJECT_PATH,
+};
+use gearshift_types::Stats;
+use zbus::message::Header;
+use zbus::object_server::SignalEmitter;
+use zbus::zvariant::OwnedValue;
+use zbus::Connection;
+
+use crate::daemon::{Daemon, Model};
+use crate::polkit::authorize;
+
+pub struct Scheduler1 {
+    daemon: Arc<Daemon>,
+}
+
+impl Scheduler1 {
+    pub fn new(daemon: Arc<Daemon>) -> Self {
+        Self { daemon }
+    }
+}
+
+/// Property writes from the bus are authorized like method calls; a write without a message
+/// comes from inside the daemon.
+async fn authorize_write(
+    conn: &Connection,
+    header: Option<&Header<'_>>,
+    action: &str,
+) -> Result<(), Error> {
+    match header {
+        Some(header) => authorize(conn, header, action).await,
+        None => Ok(()),
+    }
+}
+
+fn sender(header: &Header<'_>) -> String {
+    header.sender().map(|s| s.to_string()).unwrap_or_default()
+}
+
+#[zbus::interface(name = "io.github.gearshift.Scheduler1")]
+impl Scheduler1 {
+    #[zbus(name = "SetProfile")]
+    async fn set_profile_method(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+        profile: String,
+    ) -> Result<(), Error> {
+        authorize(conn, &header, ACTION_SWITCH_PROFILE).await?;
+        self.daemon.set_profile(&profile).await
+    }
+
+    async fn set_mode(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+        mode: String,
+    ) -> Result<(), Error> {
+        authorize(conn, &header, ACTION_SWITCH_PROFILE).await?;
+        self.daemon.set_mode(&mode).await
+    }
+
+    async fn start(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+    ) -> Result<(), Error> {
+        authorize(conn, &header, ACTION_MANAGE).await?;
+        self.daemon.start().await
+    }
+
+    async fn stop(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+    ) -> Result<(), Error> {
+        authorize(conn, &header, ACTION_MANAGE).await?;
+        self.daemon.stop().await
+    }
+
+    async fn restart(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+    ) -> Result<(), Error> {
+        authorize(conn, &header, ACTION_MANAGE).await?;
+        self.daemon.restart().await
+    }
+
+    #[zbus(out_args("stats"))]
+    async fn get_stats(&self) -> Result<HashMap<String, OwnedValue>, Error> {
+        Ok(stats_to_dict(&self.daemon.stats().await?))
+    }
+
+    #[zbus(out_args("cookie"))]
+    async fn subscribe_stats(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        interval_ms: u32,
+    ) -> Result<u32, Error> {
+        self.daemon
+            .stats_hub
+            .subscribe(&self.daemon, &sender(&header), interval_ms)
+    }
+
+    async fn unsubscribe_stats(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        cookie: u32,
+    ) -> Result<(), Error> {
+        self.daemon
+            .stats_hub
+            .unsubscribe(&self.daemon, &sender(&header), cookie)
+    }
+
+    #[zbus(signal)]
+    async fn stats(
+        emitter: &SignalEmitter<'_>,
+        stats: HashMap<String, OwnedValue>,
+    ) -> zbus::Result<()>;
+
+    #[zbus(signal)]
+    async fn scheduler_exited(
+        emitter: &SignalEmitter<'_>,
+        reason: &str,
+        will_restart: bool,
+    ) -> zbus::Result<()>;
+
+    #[zbus(property)]
+    fn state(&self) -> String {
+        self.daemon.model().state.to_string()
+    }
+
+    #[zbus(property)]
+    fn state_reason(&self) -> String {
+        self.daemon.model().reason
+    }
+
+    #[zbus(property)]
+    fn profile(&self) -> String {
+        self.daemon.model().profile
+    }
+
+    #[zbus(property)]
+    async fn set_profile(
+        &self,
+        value: String,
+        #[zbus(header)] header: Option<Header<'_>>,
+        #[zbus(connection)] conn: &Connection,
+    ) -> zbus::fdo::Result<()> {
+        authorize_write(conn, header.as_ref(), ACTION_SWITCH_PROFILE).await?;
+        Ok(self.daemon.set_profile(&value).await?)
+    }
+
+    #[zbus(property)]
+    fn profiles(&self) -> Vec<HashMap<String, OwnedValue>> {
+        self.daemon.profiles().iter().map(|p| p.to_dict()).collect()
+    }
+
+    #[zbus(property)]
+    fn mode(&self) -> String {
+        self.daemon.model().settings.mode.to_string()
+    }
+
+    #[zbus(property)]
+    fn preemption(&self) -> bool {
+        self.daemon.model().settings.preemption
+    }
+
+    #[zbus(property)]
+    async fn set_preemption(
+        &self,
+        value: bool,
+        #[zbus(header)] header: Option<Header<'_>>,
+        #[zbus(connection)] conn: &Connection,
+    ) -> zbus::fdo::Result<()> {
+        authorize_write(conn, header.as_ref(), ACTION_SWITCH_PROFILE).await?;
+        Ok(self.daemon.set_preemption(value).await?)
+    }
+
+    #[zbus(property)]
+    fn auto_power_source(&self) -> bool {
+        self.daemon.model().auto_power_source
+    }
+
+    #[zbus(property)]
+    async fn set_auto_power_source(
+        &self,
+        value: bool,
+        #[zbus(header)] header: Option<Header<'_>>,
+        #[zbus(connection)] conn: &Connection,
+    ) -> zbus::fdo::Result<()> {
+        authorize_write(conn, header.as_ref(), ACTION_MANAGE).await?;
+        self.daemon.set_auto_power_source(value).await;
+        Ok(())
+    }
+
+    #[zbus(property)]
+    fn follow_power_profile(&self) -> bool {
+        self.daemon.model().follow_power_profile
+    }
+
+    #[zbus(property)]
+    async fn set_follow_power_profile(
+        &self,
+        value: bool,
+        #[zbus(header)] header: Option<Header<'_>>,
+        #[zbus(connection)] conn: &Connection,
+    ) -> zbus::fdo::Result<()> {
+        authorize_write(conn, header.as_ref(), ACTION_MANAGE).await?;
+        self.daemon.set_follow_power_profile(value).await;
+        Ok(())
+    }
+
+    #[zbus(property)]
+    fn sched_ext_supported(&self) -> bool {
+        self.daemon.sched_ext_supported()
+    }
+
+    #[zbus(property)]
+    fn version(&self) -> String {
+        env!("CARGO_PKG_VERSION").to_owned()
+    }
+}
+
+/// Which properties differ between two models.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Changed {
+    pub state: bool,
+    pub reason: bool,
+    pub profile: bool,
+    pub mode: bool,
+    pub preemption: bool,
+    pub auto_power_source: bool,
+    pub follow_power_profile: bool,
+}
+
+impl Changed {
+    pub fn between(a: &Model, b: &Model) -> Self {
+        Self {
+            state: a.state != b.state,
+            reason: a.reason != b.reason,
+            profile: a.profile != b.profile,
+            mode: a.settings.mode != b.settings.mode,
+            preemption: a.settings.preemption != b.settings.preemption,
+            auto_power_source: a.auto_power_source != b.auto_power_source,
+            follow_power_profile: a.follow_power_profile != b.follow_power_profile,
+        }
+    }
+}
+
+/// Emits PropertiesChanged for what changed. Failing to emit is logged, not fatal.
+pub async fn publish(conn: &Connection, changed: Changed) {
+    let iface = match conn
+        .object_server()
+        .interface::<_, Scheduler1>(OBJECT_PATH)
+        .await
+    {
+        Ok(iface) => iface,
+        Err(_) => return, // not served yet
+    };
+    let emitter = iface.signal_emitter();
+    let iface = iface.get().await;
+    let mut results = Vec::new();
+    if changed.state {
+        results.push(iface.state_changed(emitter).await);
+    }
+    if changed.reason {
+        results.push(iface.state_reason_changed(emitter).await);
+    }
+    if changed.profile {
+        results.push(iface.profile_changed(emitter).await);
+    }
+    if changed.mode {
+        results.push(iface.mode_changed(emitter).await);
+    }
+    if changed.preemption {
+        results.push(iface.preemption_changed(emitter).await);
+    }
+    if changed.auto_power_source {
+        results.push(iface.auto_power_source_changed(emitter).await);
+    }
+    if changed.follow_power_profile {
+        results.push(iface.follow_power_profile_changed(emitter).await);
+    }
+    for e in results.into_iter().filter_map(Result::err) {
+        tracing::warn!("cannot emit PropertiesChanged: {e}");
+    }
+}
+
+fn emitter(conn: &Connection) -> Option<SignalEmitter<'_>> {
+    SignalEmitter::new(conn, OBJECT_PATH).ok()
+}
+
+pub async fn scheduler_exited(conn: &Connection, reason: &str, will_restart: bool) {
+    if let Some(e) = emitter(conn) {
+        if let Err(err) = Scheduler1::scheduler_exited(&e, reason, will_restart).await {
+            tracing::warn!("cannot emit SchedulerExited: {err}");
+        }
+    }
+}
+
+pub async fn emit_stats(conn: &Connection, stats: &Stats) {
+    if let Some(e) = emitter(conn) {
+        if let Err(err) = Scheduler1::stats(&e, stats_to_dict(stats)).await {
+            tracing::warn!("cannot emit Stats: {err}");
+        }
+    }
+}
+
+/// Drops the stats subscriptions of clients that leave the bus.
+pub async fn watch_departures(conn: Connection, daemon: Arc<Daemon>) -> zbus::Result<()> {
+    let dbus = zbus::fdo::DBusProxy::new(&conn).await?;
+    let mut changes = dbus.receive_name_owner_changed().await?;
+    while let Some(signal) = changes.next().await {
+        let Ok(args) = signal.args() else { continue };
+        if args.new_owner().is_none() && args.name().starts_with(':') {
+            daemon.stats_hub.owner_left(&daemon, args.name());
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,104 @@
+//! The user's choices, kept across restarts in `/var/lib/gearshift/state.json`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use gearshift_types::Mode;
+use serde::{Deserialize, Serialize};
+
+pub const FILE_NAME: &str = "state.json";
+
+/// What is restored at start. A profile name that no longer exists falls back to the
+/// default profile; "custom" restores the mode and preemption.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedState {
+    pub profile: String,
+    pub mode: Mode,
+    pub preemption: bool,
+    pub auto_power_source: bool,
+    pub follow_power_profile: bool,
+}
+
+pub struct StateFile {
+    path: PathBuf,
+}
+
+impl StateFile {
+    pub fn in_dir(dir: &Path) -> Self {
+        Self {
+            path: dir.join(FILE_NAME),
+        }
+    }
+
+    /// The saved state; `None` (with a warning when the file is damaged) if there is none.
+    pub fn load(&self) -> Option<SavedState> {
+        let text = match std::fs::read(&self.path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(e) => {
+                tracing::warn!("ignoring {}: {e}", self.path.display());
+                return None;
+            }
+        };
+        match serde_json::from_slice(&text) {
+            Ok(state) => Some(state),
+            Err(e) => {
+                tracing::warn!("ignoring damaged {}: {e}", self.path.display());
+                None
+            }
+        }
+    }
+
+    /// Replaces the file atomically: a crash leaves the old or the new state, never half.
+    pub fn save(&self, state: &SavedState) -> std::io::Result<()> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+        let mut text = serde_json::to_vec_pretty(state).map_err(std::io::Error::other)?;
+        text.push(b'\n');
+        tmp.write_all(&text)?;
+        tmp.as_file().sync_all()?;
+        tmp.persist(&self.path).map_err(|e| e.error)?;
+        // The rename is durable once the directory is synced.
+        std::fs::File::open(dir)?.sync_all()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> SavedState {
+        SavedState {
+            profile: "low-power".into(),
+            mode: Mode::LowPower,
+            preemption: false,
+            auto_power_source: true,
+            follow_power_profile: false,
+        }
+    }
+
+    #[test]
+    fn save_then_load() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = StateFile::in_dir(&dir.path().join("sub"));
+        assert_eq!(file.load(), None);
+        file.save(&sample()).expect("save");
+        assert_eq!(file.load(), Some(sample()));
+        // No temporary files are left behind.
+        let entries = std::fs::read_dir(dir.path().join("sub"))
+            .expect("dir")
+            .count();
+        assert_eq!(entries, 1);
+    }
+
+    #[test]
+    fn damaged_file_is_ignored() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = StateFile::in_dir(dir.path());
+        std::fs::write(dir.path().join(FILE_NAME), b"{\"profile\": \"x\", \"mo").expect("write");
+        assert_eq!(file.load(), None);
+        std::fs::write(dir.path().join(FILE_NAME), b"{\"profile\": 1}").expect("write");
+        assert_eq!(file.load(), None);
+    }
+}

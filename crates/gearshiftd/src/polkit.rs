@@ -1,0 +1,47 @@
+//! Who may do what: root always; others as polkit decides.
+
+use std::collections::HashMap;
+
+use gearshift_dbus::Error;
+use zbus::message::Header;
+use zbus::names::BusName;
+use zbus::Connection;
+use zbus_polkit::policykit1::{AuthorityProxy, CheckAuthorizationFlags, Subject};
+
+/// Succeeds if the sender of the call in `header` may perform `action`. polkit may ask the
+/// user to authenticate (the call then waits for the answer).
+pub async fn authorize(conn: &Connection, header: &Header<'_>, action: &str) -> Result<(), Error> {
+    let denied = |why: String| Error::AccessDenied(format!("Not authorized for {action}: {why}"));
+    let sender = header
+        .sender()
+        .ok_or_else(|| denied("the call has no sender".into()))?;
+    let dbus = zbus::fdo::DBusProxy::new(conn)
+        .await
+        .map_err(|e| denied(e.to_string()))?;
+    let uid = dbus
+        .get_connection_unix_user(BusName::from(sender.clone()))
+        .await
+        .map_err(|e| denied(format!("cannot tell who the caller is ({e})")))?;
+    if uid == 0 {
+        return Ok(());
+    }
+    let subject = Subject::new_for_message_header(header).map_err(|e| denied(e.to_string()))?;
+    let authority = AuthorityProxy::new(conn)
+        .await
+        .map_err(|e| denied(format!("polkit is not available ({e})")))?;
+    let result = authority
+        .check_authorization(
+            &subject,
+            action,
+            &HashMap::new(),
+            CheckAuthorizationFlags::AllowUserInteraction.into(),
+            "",
+        )
+        .await
+        .map_err(|e| denied(format!("polkit is not available ({e})")))?;
+    if result.is_authorized {
+        Ok(())
+    } else {
+        Err(denied(format!("polkit refused uid {uid}")))
+    }
+}

@@ -1,0 +1,85 @@
+//! Shared setup of the daemon's bus tests: a private system bus, polkit's double, gearshiftd
+//! with the scheduler double.
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+pub use gearshift_dbus::{Error, Scheduler1Proxy};
+#[allow(unused_imports)]
+pub use gearshift_testbus::{DaemonUnderTest, Setup, TestBus, NOBODY};
+
+pub struct World {
+    pub bus: TestBus,
+    pub daemon: DaemonUnderTest,
+    pub conn: zbus::Connection,
+    pub proxy: Scheduler1Proxy<'static>,
+}
+
+pub async fn world(setup: Setup) -> World {
+    let mut bus = TestBus::start();
+    bus.start_polkit();
+    let daemon = DaemonUnderTest::start(&bus, setup);
+    let conn = bus.connect().await;
+    let proxy = Scheduler1Proxy::new(&conn).await.expect("proxy");
+    World {
+        bus,
+        daemon,
+        conn,
+        proxy,
+    }
+}
+
+pub async fn default_world() -> World {
+    world(Setup::default()).await
+}
+
+/// Polls `probe` until it returns true or `timeout` passes.
+pub async fn eventually<F, Fut>(what: &str, timeout: Duration, mut probe: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = Instant::now() + timeout;
+    while !probe().await {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// State as read fresh from the daemon (not the proxy's cache).
+pub async fn state(proxy: &Scheduler1Proxy<'_>) -> String {
+    let props = zbus::fdo::PropertiesProxy::builder(proxy.inner().connection())
+        .destination(gearshift_dbus::BUS_NAME)
+        .expect("dest")
+        .path(gearshift_dbus::OBJECT_PATH)
+        .expect("path")
+        .build()
+        .await
+        .expect("properties proxy");
+    let value = props
+        .get(
+            zbus::names::InterfaceName::from_static_str_unchecked(gearshift_dbus::INTERFACE),
+            "State",
+        )
+        .await
+        .expect("State");
+    String::try_from(value).expect("State is a string")
+}
+
+pub async fn wait_state(proxy: &Scheduler1Proxy<'_>, want: &str, timeout: Duration) {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let now = state(proxy).await;
+        if now == want {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "state is {now:?}, waited for {want:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+pub const SECS_10: Duration = Duration::from_secs(10);
