@@ -1,0 +1,320 @@
+//! What each command prints: a view that serializes to one JSON object for scripts and reads as
+//! a few lines of text for people.
+
+use std::io::{self, Write};
+
+use gearshift_types::Mode;
+use serde::Serialize;
+
+use crate::stats_text;
+
+/// A command's result: JSON through serde, text through `human`.
+pub trait View: Serialize {
+    fn human(&self) -> String;
+}
+
+/// Prints a view as one JSON line or as text.
+pub fn emit(view: &impl View, json: bool) -> io::Result<()> {
+    let mut line = if json {
+        serde_json::to_string(view).map_err(io::Error::other)?
+    } else {
+        view.human()
+    };
+    line.push('\n');
+    let mut out = io::stdout().lock();
+    out.write_all(line.as_bytes())?;
+    out.flush()
+}
+
+fn on_off(b: bool) -> &'static str {
+    if b {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+/// `status`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StatusView {
+    pub state: String,
+    pub state_reason: String,
+    pub profile: String,
+    pub mode: String,
+    pub preemption: bool,
+    pub auto_power_source: bool,
+    pub follow_power_profile: bool,
+    pub sched_ext_supported: bool,
+    pub version: String,
+}
+
+impl View for StatusView {
+    fn human(&self) -> String {
+        let state = state_text(&self.state, &self.state_reason);
+        let mut lines = vec![
+            format!("State:       {state}"),
+            format!("Profile:     {}", self.profile),
+            format!("Mode:        {}", self.mode),
+            format!("Preemption:  {}", on_off(self.preemption)),
+            format!(
+                "Auto rules:  power source {}, follow power profile {}",
+                on_off(self.auto_power_source),
+                on_off(self.follow_power_profile)
+            ),
+        ];
+        if !self.sched_ext_supported {
+            lines.push("sched_ext:   not available in this kernel".into());
+        }
+        lines.push(format!("Version:     gearshiftd {}", self.version));
+        lines.join("\n")
+    }
+}
+
+/// The state, with the reason unless the scheduler runs (or the daemon gave none).
+fn state_text(state: &str, reason: &str) -> String {
+    if state == "running" || reason.trim().is_empty() {
+        state.to_owned()
+    } else {
+        format!("{state}: {}", reason.trim())
+    }
+}
+
+/// What a settings command shows in text: the one value asked for, or all after a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Profile,
+    Mode,
+    Preemption,
+    Changed,
+}
+
+/// `profile`, `mode`, `preempt`: the settings in effect (after the change, if one was asked).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SettingsView {
+    pub profile: String,
+    pub mode: String,
+    pub preemption: bool,
+    #[serde(skip)]
+    pub focus: Focus,
+}
+
+impl View for SettingsView {
+    fn human(&self) -> String {
+        match self.focus {
+            Focus::Profile => self.profile.clone(),
+            Focus::Mode => self.mode.clone(),
+            Focus::Preemption => on_off(self.preemption).to_owned(),
+            Focus::Changed => format!(
+                "Profile {}: mode {}, preemption {}",
+                self.profile,
+                self.mode,
+                on_off(self.preemption)
+            ),
+        }
+    }
+}
+
+/// `start`, `stop`, `restart`: the state afterwards.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StateView {
+    pub state: String,
+    pub state_reason: String,
+}
+
+impl View for StateView {
+    fn human(&self) -> String {
+        format!("Scheduler {}", state_text(&self.state, &self.state_reason))
+    }
+}
+
+/// One profile of `list-profiles`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProfileEntry {
+    pub name: String,
+    pub description: String,
+    pub mode: Mode,
+    pub preemption: bool,
+    pub active: bool,
+}
+
+/// `list-profiles`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProfilesView {
+    pub active: String,
+    pub profiles: Vec<ProfileEntry>,
+}
+
+impl View for ProfilesView {
+    fn human(&self) -> String {
+        let width = self
+            .profiles
+            .iter()
+            .map(|p| p.name.len())
+            .max()
+            .unwrap_or(0);
+        let mut lines: Vec<String> = self
+            .profiles
+            .iter()
+            .map(|p| {
+                let mark = if p.active { '*' } else { ' ' };
+                let settings = format!("{}, preemption {}", p.mode, on_off(p.preemption));
+                format!("{mark} {:width$}  {settings:28}  {}", p.name, p.description)
+                    .trim_end()
+                    .to_owned()
+            })
+            .collect();
+        if !self.profiles.iter().any(|p| p.active) {
+            lines.push(format!("(active: {})", self.active));
+        }
+        lines.join("\n")
+    }
+}
+
+/// `stats`, and each update of `stats --watch`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct StatsView {
+    pub stats: gearshift_types::Stats,
+    #[serde(skip)]
+    pub one_line: bool,
+}
+
+impl View for StatsView {
+    fn human(&self) -> String {
+        if self.one_line {
+            stats_text::line(&self.stats)
+        } else {
+            stats_text::block(&self.stats)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn status(state: &str, reason: &str) -> StatusView {
+        StatusView {
+            state: state.into(),
+            state_reason: reason.into(),
+            profile: "default".into(),
+            mode: "interactive".into(),
+            preemption: true,
+            auto_power_source: false,
+            follow_power_profile: true,
+            sched_ext_supported: true,
+            version: "0.1.0".into(),
+        }
+    }
+
+    fn json(view: &impl View) -> serde_json::Map<String, Value> {
+        let text = serde_json::to_string(view).expect("serializes");
+        assert!(!text.contains('\n'));
+        match serde_json::from_str(&text).expect("parses") {
+            Value::Object(map) => map,
+            other => panic!("not an object: {other}"),
+        }
+    }
+
+    #[test]
+    fn status_json_has_every_key() {
+        let map = json(&status("running", ""));
+        let keys = [
+            "state",
+            "state_reason",
+            "profile",
+            "mode",
+            "preemption",
+            "auto_power_source",
+            "follow_power_profile",
+            "sched_ext_supported",
+            "version",
+        ];
+        assert_eq!(map.len(), keys.len());
+        for key in keys {
+            assert!(map.contains_key(key), "{key}");
+        }
+        assert_eq!(map["state"], "running");
+        assert_eq!(map["preemption"], true);
+    }
+
+    #[test]
+    fn status_text_gives_the_reason_when_not_running() {
+        let text = status("failed", "EXIT: runtime error (stall)").human();
+        assert!(
+            text.starts_with("State:       failed: EXIT: runtime error (stall)\n"),
+            "{text}"
+        );
+        assert!(text.contains("Preemption:  on"));
+        assert!(text.contains("power source off, follow power profile on"));
+        assert!(text.ends_with("gearshiftd 0.1.0"));
+        let text = status("running", "started at boot").human();
+        assert!(text.starts_with("State:       running\n"), "{text}");
+        let mut unsupported = status("unsupported", "no sched_ext");
+        unsupported.sched_ext_supported = false;
+        assert!(unsupported.human().contains("sched_ext:   not available"));
+    }
+
+    #[test]
+    fn settings_focus_on_what_was_asked() {
+        let mut view = SettingsView {
+            profile: "custom".into(),
+            mode: "fifo".into(),
+            preemption: false,
+            focus: Focus::Mode,
+        };
+        assert_eq!(view.human(), "fifo");
+        view.focus = Focus::Preemption;
+        assert_eq!(view.human(), "off");
+        view.focus = Focus::Changed;
+        assert_eq!(view.human(), "Profile custom: mode fifo, preemption off");
+        let map = json(&view);
+        assert_eq!(map.len(), 3);
+        assert_eq!(map["profile"], "custom");
+        assert_eq!(map["mode"], "fifo");
+    }
+
+    #[test]
+    fn profiles_mark_the_active_one() {
+        let entry = |name: &str, mode, active| ProfileEntry {
+            name: name.into(),
+            description: format!("{name} things"),
+            mode,
+            preemption: true,
+            active,
+        };
+        let view = ProfilesView {
+            active: "low-power".into(),
+            profiles: vec![
+                entry("default", Mode::Interactive, false),
+                entry("low-power", Mode::LowPower, true),
+            ],
+        };
+        let text = view.human();
+        let lines: Vec<_> = text.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].starts_with("  default  "), "{text}");
+        assert!(lines[1].starts_with("* low-power"), "{text}");
+        assert!(lines[1].contains("low-power, preemption on"), "{text}");
+        let map = json(&view);
+        assert_eq!(map["active"], "low-power");
+        assert_eq!(map["profiles"][1]["mode"], "low-power");
+        assert_eq!(map["profiles"][1]["active"], true);
+    }
+
+    #[test]
+    fn stats_json_is_the_stats_object() {
+        let view = StatsView {
+            stats: gearshift_types::Stats {
+                nr_queued: 5,
+                ..Default::default()
+            },
+            one_line: true,
+        };
+        let map = json(&view);
+        assert_eq!(map["nr_queued"], 5);
+        assert_eq!(map["mode"], "interactive");
+        assert!(map.contains_key("page_faults"));
+    }
+}
