@@ -14,10 +14,15 @@ use crate::Error;
     gen_blocking = false
 )]
 pub trait Scheduler1 {
+    #[zbus(allow_interactive_auth)]
     fn set_profile(&self, profile: &str) -> Result<(), Error>;
+    #[zbus(allow_interactive_auth)]
     fn set_mode(&self, mode: &str) -> Result<(), Error>;
+    #[zbus(allow_interactive_auth)]
     fn start(&self) -> Result<(), Error>;
+    #[zbus(allow_interactive_auth)]
     fn stop(&self) -> Result<(), Error>;
+    #[zbus(allow_interactive_auth)]
     fn restart(&self) -> Result<(), Error>;
     fn get_stats(&self) -> Result<HashMap<String, OwnedValue>, Error>;
     fn subscribe_stats(&self, interval_ms: u32) -> Result<u32, Error>;

@@ -224,6 +224,65 @@ impl TestBus {
     }
 }
 
+/// The outcome of [`TestBus::call_as`]: the reply as JSON, or the error's name and message.
+pub type CallResult = Result<String, (String, String)>;
+
+impl TestBus {
+    /// Calls `method` of gearshiftd's interface as `uid` (python3-dbus, so the caller really
+    /// is another process of that user). `args` is a JSON array matching `signature`.
+    pub fn call_as(
+        &self,
+        uid: Option<u32>,
+        method: &str,
+        signature: &str,
+        args: &str,
+    ) -> CallResult {
+        self.call_iface_as(uid, gearshift_dbus::INTERFACE, method, signature, args)
+    }
+
+    /// Writes a property of gearshiftd as `uid`.
+    pub fn set_property_as(&self, uid: Option<u32>, name: &str, json_value: &str) -> CallResult {
+        let args = format!("[{:?}, {name:?}, {json_value}]", gearshift_dbus::INTERFACE);
+        self.call_iface_as(uid, "org.freedesktop.DBus.Properties", "Set", "ssv", &args)
+    }
+
+    fn call_iface_as(
+        &self,
+        uid: Option<u32>,
+        interface: &str,
+        method: &str,
+        signature: &str,
+        args: &str,
+    ) -> CallResult {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("dbus_call.py");
+        let mut cmd = Command::new("/usr/bin/python3");
+        cmd.arg(script).args([
+            gearshift_dbus::BUS_NAME,
+            gearshift_dbus::OBJECT_PATH,
+            interface,
+            method,
+            signature,
+            args,
+        ]);
+        run_as(self.env(&mut cmd), uid);
+        let out = cmd.output().expect("python3 dbus_call.py");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let reply: serde_json::Value = serde_json::from_str(text.trim()).unwrap_or_else(|e| {
+            panic!(
+                "dbus_call.py: {e}: {text} {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        match reply.get("ok") {
+            Some(ok) => Ok(ok.to_string()),
+            None => Err((
+                reply["error"].as_str().unwrap_or_default().to_owned(),
+                reply["message"].as_str().unwrap_or_default().to_owned(),
+            )),
+        }
+    }
+}
+
 impl Drop for TestBus {
     fn drop(&mut self) {
         for child in &mut self.doubles {

@@ -9,7 +9,8 @@ use zbus::Connection;
 use zbus_polkit::policykit1::{AuthorityProxy, CheckAuthorizationFlags, Subject};
 
 /// Succeeds if the sender of the call in `header` may perform `action`. polkit may ask the
-/// user to authenticate (the call then waits for the answer).
+/// user to authenticate (the call then waits for the answer) if the caller allowed it with
+/// the message's ALLOW_INTERACTIVE_AUTHORIZATION flag, as the D-Bus spec asks.
 pub async fn authorize(conn: &Connection, header: &Header<'_>, action: &str) -> Result<(), Error> {
     let denied = |why: String| Error::AccessDenied(format!("Not authorized for {action}: {why}"));
     let sender = header
@@ -25,18 +26,21 @@ pub async fn authorize(conn: &Connection, header: &Header<'_>, action: &str) -> 
     if uid == 0 {
         return Ok(());
     }
+    let flags = if header
+        .primary()
+        .flags()
+        .contains(zbus::message::Flags::AllowInteractiveAuth)
+    {
+        CheckAuthorizationFlags::AllowUserInteraction.into()
+    } else {
+        Default::default()
+    };
     let subject = Subject::new_for_message_header(header).map_err(|e| denied(e.to_string()))?;
     let authority = AuthorityProxy::new(conn)
         .await
         .map_err(|e| denied(format!("polkit is not available ({e})")))?;
     let result = authority
-        .check_authorization(
-            &subject,
-            action,
-            &HashMap::new(),
-            CheckAuthorizationFlags::AllowUserInteraction.into(),
-            "",
-        )
+        .check_authorization(&subject, action, &HashMap::new(), flags, "")
         .await
         .map_err(|e| denied(format!("polkit is not available ({e})")))?;
     if result.is_authorized {

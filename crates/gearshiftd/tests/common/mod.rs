@@ -5,6 +5,7 @@
 use std::future::Future;
 use std::time::{Duration, Instant};
 
+#[allow(unused_imports)]
 pub use gearshift_dbus::{Error, Scheduler1Proxy};
 #[allow(unused_imports)]
 pub use gearshift_testbus::{DaemonUnderTest, Setup, TestBus, NOBODY};
@@ -21,7 +22,12 @@ pub async fn world(setup: Setup) -> World {
     bus.start_polkit();
     let daemon = DaemonUnderTest::start(&bus, setup);
     let conn = bus.connect().await;
-    let proxy = Scheduler1Proxy::new(&conn).await.expect("proxy");
+    // Fresh reads: the cache lags behind changes made by other callers.
+    let proxy = Scheduler1Proxy::builder(&conn)
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .await
+        .expect("proxy");
     World {
         bus,
         daemon,
