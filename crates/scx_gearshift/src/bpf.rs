@@ -118,6 +118,17 @@ impl<'obj> Bpf<'obj> {
             *slot = *cpu;
         }
         rodata.nr_pack = order.len().min(rodata.pack_order.len()) as u32;
+        let (nodes, nr_nodes) = crate::topology::cpu_nodes(&topo);
+        let no_node = intf::gs_consts_GS_NO_NODE as u16;
+        for (slot, node) in rodata.cpu_node_ids.iter_mut().zip(
+            nodes
+                .iter()
+                .map(|n| n.map_or(no_node, |n| n.min(no_node as usize) as u16))
+                .chain(std::iter::repeat(no_node)),
+        ) {
+            *slot = node;
+        }
+        rodata.nr_nodes = nr_nodes.min(intf::gs_consts_GS_MAX_NODES as usize) as u32;
         let mut skel = scx_ops_load!(open, gearshift_ops, uei)?;
         if skel.maps.bss_data.is_none() {
             anyhow::bail!("BPF object has no .bss");

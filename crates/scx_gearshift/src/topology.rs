@@ -15,9 +15,32 @@ pub fn packing_order(topo: &Topology) -> Vec<i32> {
         .collect()
 }
 
+/// Node id of every CPU the topology knows, indexed by CPU id (`None` for ids it does not
+/// know: offline or absent, possibly in the middle of the range), and the number of node ids.
+pub fn cpu_nodes(topo: &Topology) -> (Vec<Option<usize>>, usize) {
+    let len = topo.all_cpus.keys().max().map_or(0, |&c| c + 1);
+    let mut nodes = vec![None; len];
+    for (&id, cpu) in &topo.all_cpus {
+        nodes[id] = Some(cpu.node_id);
+    }
+    let nr_nodes = topo.nodes.keys().max().map_or(1, |&n| n + 1);
+    (nodes, nr_nodes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_cpu_of_this_machine_has_its_node() {
+        let topo = Topology::new().unwrap();
+        let (nodes, nr_nodes) = cpu_nodes(&topo);
+        assert_eq!(nodes.iter().flatten().count(), topo.all_cpus.len());
+        for (id, cpu) in &topo.all_cpus {
+            assert_eq!(nodes[*id], Some(cpu.node_id));
+            assert!(cpu.node_id < nr_nodes);
+        }
+    }
 
     #[test]
     fn every_cpu_of_this_machine_appears_once_with_siblings_together() {

@@ -50,6 +50,60 @@ stop_sched
 
 #[test]
 #[ignore = "boots the sched_ext VM; run by tools/test.sh"]
+fn low_power_keeps_cpus_idle_that_interactive_mode_wakes() {
+    let out = run(
+        4,
+        r#"
+echo 1 > /proc/sys/kernel/sched_schedstats
+start_sched --control-socket /tmp/gs.sock
+# Per CPU: name, busy jiffies, total jiffies.
+cpu_busy() { awk '/^cpu[0-9]/{t=0; for(i=2;i<=NF;i++) t+=$i; print $1, t-$5-$6, t}' /proc/stat; }
+# Times CPUs went idle (sched_goidle), i.e. idle periods a wakeup later ends.
+goidle() { awk '/^cpu[0-9]/{s+=$5} END {print s}' /proc/schedstat; }
+# $1: mode. One CPU-bound job plus light periodic work for 8 s: per-CPU busy %, busy CPUs
+# (over 10 %), idle entries.
+measure() {
+    ask "{\"request\":\"set-mode\",\"mode\":\"$1\"}" > /dev/null
+    "$STRESS_NG" --cpu 1 --cpu-method loop -t 11 -q & H=$!
+    P=""
+    for w in 1 2; do /usr/bin/python3 -c 'import time
+end = time.time() + 11
+while time.time() < end:
+    sum(range(2000)); time.sleep(0.01)' & P="$P $!"; done
+    sleep 2
+    cpu_busy > /tmp/b0; g0=$(goidle)
+    sleep 8
+    cpu_busy > /tmp/b1; g1=$(goidle)
+    for p in $H $P; do while kill -0 $p 2>/dev/null; do sleep 0.2; done; done
+    paste /tmp/b0 /tmp/b1 | awk -v m=$1 '{u=100*($5-$2)/($6-$3); printf "%s_%s_pct=%.1f\n", m, $1, u; if (u > 10) n++} END {printf "%s_busy_cpus=%d\n", m, n}'
+    echo "$1_idle_entries=$((g1 - g0))"
+}
+measure interactive
+measure low-power
+echo "active_cpus=$(stat nr_active_cpus)"
+echo "state=$(state)"
+stop_sched
+"#,
+    );
+    assert_eq!(out.status, 0);
+    assert_eq!(field(&out, "state"), Some("enabled"));
+    let busy_i = number(&out, "interactive_busy_cpus");
+    let busy_l = number(&out, "low-power_busy_cpus");
+    let idle_i = number(&out, "interactive_idle_entries");
+    let idle_l = number(&out, "low-power_idle_entries");
+    eprintln!("busy CPUs {busy_i} -> {busy_l}; idle entries {idle_i} -> {idle_l}");
+    assert!(
+        busy_l < busy_i,
+        "low-power uses fewer CPUs: {busy_l} vs {busy_i}"
+    );
+    assert!(
+        idle_l < idle_i * 0.8,
+        "and wakes idle CPUs less: {idle_l} vs {idle_i}"
+    );
+}
+
+#[test]
+#[ignore = "boots the sched_ext VM; run by tools/test.sh"]
 fn preemption_lowers_wakeup_latency_under_cpu_hogs() {
     let out = run(
         2,

@@ -6,10 +6,8 @@
 #ifndef __GEARSHIFT_DISPATCH_BPF_H
 #define __GEARSHIFT_DISPATCH_BPF_H
 
-
 /* When a CPU last took a task from the regular shared DSQ. */
 static u64 last_regular_ns;
-
 
 static inline u64 cpu_dsq(s32 cpu)
 {
@@ -101,9 +99,49 @@ static bool can_direct_dispatch(s32 cpu)
 	       !scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
 }
 
-static bool take_regular(void)
+/* How far down a shared DSQ a CPU looks for a task it may take. */
+#define GS_PULL_SCAN 32
+
+/*
+ * Whether @cpu may take @p from a shared DSQ: a CPU low-power mode keeps out of service only
+ * takes tasks that may run on no active CPU; with @numa, a CPU takes a regular task of
+ * another node only when that node is overloaded.
+ */
+static bool may_pull(s32 cpu, struct task_struct *p, bool numa)
 {
-	if (!scx_bpf_dsq_move_to_local(GS_SHARED_DSQ, 0))
+	s32 node;
+
+	if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+		return false;
+	if (lowpower())
+		return cpu_is_active(cpu) || !reaches_active(p);
+	if (!numa)
+		return true;
+	node = home_node(p);
+	return node < 0 || node == cpu_node(cpu) || node_is_full(node);
+}
+
+/* Moves the first task of @dsq that @cpu may take to its local DSQ. */
+static bool take_from(u64 dsq, s32 cpu, bool numa)
+{
+	struct task_struct *p;
+	u32 seen = 0;
+
+	if (!lowpower() && (!numa || !numa_enabled()))
+		return scx_bpf_dsq_move_to_local(dsq, 0);
+	bpf_for_each(scx_dsq, p, dsq, 0) {
+		if (++seen > GS_PULL_SCAN)
+			break;
+		if (may_pull(cpu, p, numa) &&
+		    scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
+			return true;
+	}
+	return false;
+}
+
+static bool take_regular(s32 cpu)
+{
+	if (!take_from(GS_SHARED_DSQ, cpu, true))
 		return false;
 	last_regular_ns = scx_bpf_now();
 	return true;
@@ -111,24 +149,22 @@ static bool take_regular(void)
 
 /*
  * Interactive tasks first, regular ones after; but once regular tasks have waited
- * starvation_ns, one of them goes first, so CPU-bound work always progresses. A CPU that
- * low-power mode keeps out of service (@active false) takes tasks only then: interactive
- * tasks reach the packed CPUs by preemption, so they do not keep idle CPUs awake.
+ * starvation_ns, one of them goes first, so CPU-bound work always progresses. What a CPU
+ * may take is filtered by may_pull(): low-power mode's idle CPUs stay out of service (the
+ * active ones serve the starvation guard too), and nodes keep their tasks.
  */
-static bool take_shared(bool active)
+static bool take_shared(s32 cpu)
 {
 	if (scx_bpf_dsq_nr_queued(GS_SHARED_DSQ) &&
 	    scx_bpf_now() - last_regular_ns >= starvation_ns) {
-		if (take_regular()) {
+		if (take_regular(cpu)) {
 			stat_inc(nr_starvation_guard);
 			return true;
 		}
 	}
-	if (!active)
-		return false;
-	if (scx_bpf_dsq_move_to_local(GS_PRIO_DSQ, 0))
+	if (take_from(GS_PRIO_DSQ, cpu, false))
 		return true;
-	return take_regular();
+	return take_regular(cpu);
 }
 
 static s32 create_dsqs(void)

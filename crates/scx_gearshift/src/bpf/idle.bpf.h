@@ -1,19 +1,143 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Idle CPU selection: the kernel's built-in policy (prev CPU, idle core, LLC, node). */
+/*
+ * Where tasks run and which idle CPUs get woken. The kernel's built-in policy picks idle CPUs
+ * (prev CPU, idle core, LLC, node) within the task's home node unless it is overloaded; in
+ * low-power mode only the packed set of active CPUs is used, and no idle CPU is woken while
+ * others run tasks.
+ */
 #ifndef __GEARSHIFT_IDLE_BPF_H
 #define __GEARSHIFT_IDLE_BPF_H
 
-/* Returns an idle CPU @p may use, claimed for it, or a negative value. */
-static s32 pick_idle_cpu(struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+/* enum gs_mode; written by user space, read on every scheduling event. */
+volatile u32 mode = GS_MODE_INTERACTIVE;
+
+/* CPUs low-power mode packs regular tasks onto (updated by the load tick, modes.bpf.h). */
+private(GEARSHIFT) struct bpf_cpumask __kptr *active_mask;
+
+/*
+ * CPUs in packing order (set before load from the topology: node by node, cores of one LLC
+ * together, SMT siblings next to each other), and how many entries are valid. The active set
+ * is a prefix of it.
+ */
+const volatile s32 pack_order[GS_MAX_CPUS];
+const volatile u32 nr_pack;
+
+static inline bool lowpower(void)
+{
+	return mode == GS_MODE_LOWPOWER;
+}
+
+/* The active set in low-power mode; NULL in other modes (every CPU is active). */
+static __always_inline const struct cpumask *lowpower_cpus(void)
+{
+	return lowpower() ? cast_mask(active_mask) : NULL;
+}
+
+/* True if @cpu may take regular work (always, outside low-power mode). */
+static bool cpu_is_active(s32 cpu)
+{
+	const struct cpumask *active = lowpower_cpus();
+
+	return !active || bpf_cpumask_test_cpu(cpu, active);
+}
+
+/* True unless low-power mode keeps @p's allowed CPUs all out of service. */
+static bool reaches_active(const struct task_struct *p)
+{
+	const struct cpumask *active = lowpower_cpus();
+
+	return !active || bpf_cpumask_intersects(active, p->cpus_ptr);
+}
+
+/* An idle CPU of @mask (and @p's affinity), claimed for @p; negative if none. */
+static s32 pick_idle_in(struct task_struct *p, s32 prev_cpu, u64 wake_flags,
+			const struct cpumask *mask)
 {
 	bool is_idle = false;
 	s32 cpu;
 
-	if (__COMPAT_HAS_scx_bpf_select_cpu_and)
-		return scx_bpf_select_cpu_and(p, prev_cpu, wake_flags, p->cpus_ptr, 0);
-
+	if (mask != p->cpus_ptr || __COMPAT_HAS_scx_bpf_select_cpu_and)
+		return scx_bpf_select_cpu_and(p, prev_cpu, wake_flags, mask, 0);
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
 	return is_idle ? cpu : -EBUSY;
+}
+
+/* @prev_cpu if it is in @mask, else a CPU of @mask @p may use, else @prev_cpu. */
+static s32 cpu_within(struct task_struct *p, s32 prev_cpu, const struct cpumask *mask)
+{
+	u32 cpu;
+
+	if (bpf_cpumask_test_cpu(prev_cpu, mask))
+		return prev_cpu;
+	cpu = bpf_cpumask_any_and_distribute(mask, p->cpus_ptr);
+	return cpu < nr_cpu_ids ? cpu : prev_cpu;
+}
+
+/*
+ * Low-power mode, while tasks run: a busy active CPU for a waking @p, so the wakeup wakes no
+ * idle CPU (an interactive task preempts it, a regular one waits).
+ */
+static s32 busy_active_cpu(struct task_struct *p, s32 prev_cpu, const struct cpumask *active)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	s32 cpu = -1;
+	u32 i;
+
+	if (bpf_cpumask_test_cpu(prev_cpu, active) && !bpf_cpumask_test_cpu(prev_cpu, idle)) {
+		cpu = prev_cpu;
+	} else {
+		bpf_for(i, 0, nr_pack) {
+			s32 c = pack_order[i & (GS_MAX_CPUS - 1)];
+
+			if (c < 0 || !bpf_cpumask_test_cpu(c, active))
+				break;
+			if (bpf_cpumask_test_cpu(c, p->cpus_ptr) && !bpf_cpumask_test_cpu(c, idle)) {
+				cpu = c;
+				break;
+			}
+		}
+	}
+	scx_bpf_put_idle_cpumask(idle);
+	return cpu >= 0 ? cpu : cpu_within(p, prev_cpu, active);
+}
+
+/*
+ * The CPU for a waking @p; *@idle tells whether it is idle and claimed (direct dispatch).
+ * A task that cannot have an idle CPU is queued on a CPU of its node (or of the active set),
+ * so the wakeup does not wake an idle CPU it must not use.
+ */
+static s32 select_wake_cpu(struct task_struct *p, s32 prev_cpu, u64 wake_flags, bool *idle)
+{
+	const struct cpumask *active = lowpower_cpus(), *home;
+	s32 node, cpu;
+
+	*idle = false;
+	if (active) {
+		if (!bpf_cpumask_intersects(active, p->cpus_ptr))
+			return prev_cpu;
+		if (counters.nr_running)
+			return busy_active_cpu(p, prev_cpu, active);
+		cpu = pick_idle_in(p, prev_cpu, wake_flags, active);
+		if (cpu < 0)
+			return cpu_within(p, prev_cpu, active);
+		*idle = true;
+		return cpu;
+	}
+	node = home_node(p);
+	if (node >= 0 && (home = node_cpus(node))) {
+		cpu = pick_idle_in(p, prev_cpu, wake_flags, home);
+		if (cpu >= 0) {
+			*idle = true;
+			return cpu;
+		}
+		if (!node_is_full(node))
+			return cpu_within(p, prev_cpu, home);
+	}
+	cpu = pick_idle_in(p, prev_cpu, wake_flags, p->cpus_ptr);
+	if (cpu < 0)
+		return prev_cpu;
+	*idle = true;
+	return cpu;
 }
 
 /* Wakes an idle CPU allowed by @mask so it runs ops.dispatch(); false when none is idle. */
@@ -27,13 +151,68 @@ static bool kick_idle_cpu(const struct cpumask *mask)
 	return true;
 }
 
-/* Wakes any idle CPU, so the user-space scheduler gets to run. */
-static void kick_any_idle_cpu(void)
+/* Wakes an idle CPU so the user-space scheduler gets to run (an active one in low-power). */
+static void kick_for_usersched(void)
 {
-	const struct cpumask *online = scx_bpf_get_online_cpumask();
+	const struct cpumask *active = lowpower_cpus(), *online;
 
+	if (active) {
+		kick_idle_cpu(active);
+		return;
+	}
+	online = scx_bpf_get_online_cpumask();
 	kick_idle_cpu(online);
 	scx_bpf_put_cpumask(online);
+}
+
+/*
+ * Wakes an idle CPU for a regular task: one of its home node, or of another node only when
+ * the home node is overloaded. In low-power mode, not while other CPUs run tasks (they take
+ * it at their next dispatch), and then only an active CPU, unless @p may use none of them.
+ */
+static void kick_idle_for_regular(struct task_struct *p)
+{
+	const struct cpumask *active = lowpower_cpus(), *home;
+	s32 node;
+
+	if (active && bpf_cpumask_intersects(active, p->cpus_ptr)) {
+		if (!counters.nr_running)
+			kick_idle_cpu(active);
+		return;
+	}
+	node = home_node(p);
+	if (!active && node >= 0 && (home = node_cpus(node))) {
+		if (kick_idle_cpu(home) || !node_is_full(node))
+			return;
+	}
+	kick_idle_cpu(p->cpus_ptr);
+}
+
+/*
+ * Finds a CPU for an interactive task, which runs at once in every mode: an idle one (of its
+ * home node first), or in low-power mode preferably a busy one it preempts, else an idle
+ * active one; CPUs outside the active set are never woken for it. False when nothing was
+ * kicked.
+ */
+static bool kick_idle_for_interactive(struct task_struct *p)
+{
+	const struct cpumask *active = lowpower_cpus(), *home;
+	s32 cpu, node;
+
+	if (active && bpf_cpumask_intersects(active, p->cpus_ptr)) {
+		if (preempt_for(p, scx_bpf_task_cpu(p), nr_cpu_ids))
+			return true;
+		cpu = scx_bpf_pick_idle_cpu(active, 0);
+		if (cpu < 0)
+			return false;
+		/* Claimed: kick it even if @p may not use it, so it is not left marked busy. */
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		return bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
+	}
+	node = home_node(p);
+	if (!active && node >= 0 && (home = node_cpus(node)) && kick_idle_cpu(home))
+		return true;
+	return kick_idle_cpu(p->cpus_ptr);
 }
 
 #endif

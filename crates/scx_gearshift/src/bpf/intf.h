@@ -34,6 +34,10 @@ enum gs_consts {
 	GS_LOAD_TICK_NS		= 10 * 1000 * 1000,
 	/* Fixed-point scale of load averages. */
 	GS_LOAD_SCALE		= 256,
+	/* Upper bound of NUMA node ids BPF keeps placement state for. */
+	GS_MAX_NODES		= 64,
+	/* Node id of a CPU the topology does not know (not online at attach). */
+	GS_NO_NODE		= 0xffff,
 };
 
 /* Live modes (gearshift_types::Mode), written by user space into `mode`. */

@@ -5,7 +5,7 @@
  * kthreads that cannot wait, and validating every user-space decision before acting on it.
  *
  * Topics live in their own headers: task state (task.bpf.h), counters (stats.bpf.h), idle
- * selection (idle.bpf.h), the user-space channel (usersched.bpf.h), DSQs (dispatch.bpf.h),
+ * selection and wakeups (idle.bpf.h), NUMA placement (topo.bpf.h), the user-space channel (usersched.bpf.h), DSQs (dispatch.bpf.h),
  * live modes (modes.bpf.h), wakeup preemption (preempt.bpf.h).
  */
 #include <scx/common.bpf.h>
@@ -24,9 +24,10 @@ const volatile u64 starvation_ns = 5000000ULL;
 
 #include "task.bpf.h"
 #include "stats.bpf.h"
+#include "topo.bpf.h"
+#include "preempt.bpf.h"
 #include "idle.bpf.h"
 #include "usersched.bpf.h"
-#include "preempt.bpf.h"
 #include "modes.bpf.h"
 #include "dispatch.bpf.h"
 
@@ -35,26 +36,14 @@ static u64 vtime_now;
 
 s32 BPF_STRUCT_OPS(gearshift_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
+	bool idle;
 	s32 cpu;
 
 	if (is_usersched(p))
 		return prev_cpu;
-
-	/*
-	 * Low-power: no idle CPU is woken here while others run tasks (enqueue decides: an
-	 * interactive task takes a busy CPU, a regular one waits for one).
-	 */
-	if (lowpower()) {
-		if (counters.nr_running)
-			return prev_cpu;
-		cpu = pick_idle_active_cpu(p, prev_cpu, wake_flags);
-	} else {
-		cpu = pick_idle_cpu(p, prev_cpu, wake_flags);
-	}
-	if (cpu < 0)
-		return prev_cpu;
+	cpu = select_wake_cpu(p, prev_cpu, wake_flags, &idle);
 	/* Fast path: an idle CPU and nobody waiting for it, no user-space round trip. */
-	if (can_direct_dispatch(cpu)) {
+	if (idle && can_direct_dispatch(cpu)) {
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_max_ns, 0);
 		stat_inc(nr_kernel_dispatches);
 	}
@@ -110,7 +99,7 @@ void BPF_STRUCT_OPS(gearshift_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	/* Get the scheduler running somewhere if a CPU is idle. */
-	kick_any_idle_cpu();
+	kick_for_usersched();
 }
 
 void BPF_STRUCT_OPS(gearshift_dispatch, s32 cpu, struct task_struct *prev)
@@ -119,21 +108,25 @@ void BPF_STRUCT_OPS(gearshift_dispatch, s32 cpu, struct task_struct *prev)
 	counters.nr_shared_waiting = scx_bpf_dsq_nr_queued(GS_SHARED_DSQ) +
 				     scx_bpf_dsq_nr_queued(GS_PRIO_DSQ);
 
-	/* The scheduler goes first when it has work: everything else waits on it. */
-	if (usersched_has_work() && scx_bpf_dsq_move_to_local(GS_SCHED_DSQ, 0)) {
+	/*
+	 * The scheduler goes first when it has work: everything else waits on it (on an active
+	 * CPU in low-power mode: it is regular work too).
+	 */
+	if (usersched_has_work() && take_from(GS_SCHED_DSQ, cpu, false)) {
 		stat_inc(nr_usersched_runs);
 		return;
 	}
 	if (scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0))
 		return;
-	if (take_shared(cpu_is_active(cpu)))
+	if (take_shared(cpu))
 		return;
 	/*
 	 * Nothing else wants this CPU: let the previous task keep it rather than sending it
-	 * through user space and idling meanwhile (the scheduler only while it has work).
+	 * through user space and idling meanwhile (the scheduler only while it has work; a
+	 * task away from its node only while no CPU there is idle).
 	 */
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) &&
-	    (!is_usersched(prev) || usersched_has_work()))
+	    (!is_usersched(prev) || usersched_has_work()) && !should_go_home(prev))
 		scx_bpf_task_set_slice(prev, slice_max_ns);
 }
 
@@ -149,10 +142,19 @@ void BPF_STRUCT_OPS(gearshift_running, struct task_struct *p)
 		return;
 	}
 	tctx = lookup_task_ctx(p);
+	if (tctx && tctx->home_node < 0)
+		tctx->home_node = cpu_node(cpu);
 	/* Kernel threads are never preempted for user tasks. */
 	note_running(cpu, is_kthread(p) || (tctx && tctx->interactive), true);
 	if (p->scx.dsq_vtime > vtime_now)
 		vtime_now = p->scx.dsq_vtime;
+}
+
+/* A task running away from its node goes back as soon as a CPU there is idle. */
+void BPF_STRUCT_OPS(gearshift_tick, struct task_struct *p)
+{
+	if (!lowpower() && !is_usersched(p) && should_go_home(p))
+		scx_bpf_task_set_slice(p, 0);
 }
 
 void BPF_STRUCT_OPS(gearshift_stopping, struct task_struct *p, bool runnable)
@@ -170,17 +172,24 @@ void BPF_STRUCT_OPS(gearshift_set_cpumask, struct task_struct *p, const struct c
 
 s32 BPF_STRUCT_OPS(gearshift_init_task, struct task_struct *p, struct scx_init_task_args *args)
 {
+	struct task_struct *parent = bpf_get_current_task_btf();
 	struct task_ctx *tctx, *parent_ctx;
 
 	tctx = bpf_task_storage_get(&task_ctx_stor, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!tctx)
 		return -ENOMEM;
+	tctx->home_node = -1;
+	if (!args->fork)
+		return 0;
+	parent_ctx = lookup_task_ctx(parent);
+	if (!parent_ctx)
+		return 0;
 	/* A command started from an interactive shell starts out interactive too. */
-	if (args->fork) {
-		parent_ctx = lookup_task_ctx(bpf_get_current_task_btf());
-		if (parent_ctx)
-			tctx->interactive = parent_ctx->interactive;
-	}
+	tctx->interactive = parent_ctx->interactive;
+	/* Threads share memory: they belong on their creator's node. */
+	if (p->tgid == parent->tgid)
+		tctx->home_node = parent_ctx->home_node >= 0 ?
+				  parent_ctx->home_node : cpu_node(bpf_get_smp_processor_id());
 	return 0;
 }
 
@@ -190,6 +199,9 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(gearshift_init)
 
 	nr_cpu_ids = scx_bpf_nr_cpu_ids();
 	refresh_online_cpus();
+	err = topo_init();
+	if (err)
+		return err;
 	err = create_dsqs();
 	if (err)
 		return err;
@@ -209,6 +221,7 @@ SCX_OPS_DEFINE(gearshift_ops,
 	       .enqueue			= (void *)gearshift_enqueue,
 	       .dispatch		= (void *)gearshift_dispatch,
 	       .running			= (void *)gearshift_running,
+	       .tick			= (void *)gearshift_tick,
 	       .stopping		= (void *)gearshift_stopping,
 	       .set_cpumask		= (void *)gearshift_set_cpumask,
 	       .init_task		= (void *)gearshift_init_task,

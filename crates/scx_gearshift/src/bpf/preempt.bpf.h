@@ -45,10 +45,13 @@ static void note_running(s32 cpu, bool protected, bool counts)
 		return;
 	cctx->protected = protected;
 	cctx->started_ns = scx_bpf_now();
-	if (counts && !cctx->counted)
+	if (counts && !cctx->counted) {
 		stat_inc(nr_running);
-	else if (!counts && cctx->counted)
+		node_note_running(cpu, 1);
+	} else if (!counts && cctx->counted) {
 		stat_dec(nr_running);
+		node_note_running(cpu, -1);
+	}
 	cctx->counted = counts;
 }
 
@@ -63,6 +66,7 @@ static void note_stopping(s32 cpu)
 	if (cctx->counted) {
 		cctx->counted = false;
 		stat_dec(nr_running);
+		node_note_running(cpu, -1);
 	}
 }
 

@@ -98,7 +98,7 @@ static int heartbeat_fn(void *map, int *key, struct bpf_timer *timer)
 {
 	if (scx_bpf_now() - usersched_last_run_ns >= GS_HEARTBEAT_NS) {
 		set_usersched_needed();
-		kick_any_idle_cpu();
+		kick_for_usersched();
 	}
 	refresh_online_cpus();
 	bpf_timer_start(timer, GS_HEARTBEAT_NS, 0);

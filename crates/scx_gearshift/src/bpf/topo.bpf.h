@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * NUMA placement. Every task has a home node (where its process first ran; threads inherit
+ * their creator's) and is placed there while the node has room: cross-node moves cost far
+ * more than cross-LLC ones, so a task leaves its node only when the node is overloaded, and
+ * goes back as soon as a CPU there is idle.
+ */
+#ifndef __GEARSHIFT_TOPO_BPF_H
+#define __GEARSHIFT_TOPO_BPF_H
+
+/* Node of each CPU id, GS_NO_NODE if unknown (set before load from scx_utils' Topology). */
+const volatile u16 cpu_node_ids[GS_MAX_CPUS];
+/* One more than the highest node id; below 2, placement ignores nodes. */
+const volatile u32 nr_nodes = 1;
+
+/* Per node: CPUs, and tasks counted running on them. */
+static u32 node_nr_cpus[GS_MAX_NODES];
+static s32 node_nr_running[GS_MAX_NODES];
+
+struct mask_holder {
+	struct bpf_cpumask __kptr *mask;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, GS_MAX_NODES);
+	__type(key, u32);
+	__type(value, struct mask_holder);
+} node_masks SEC(".maps");
+
+static inline bool numa_enabled(void)
+{
+	return nr_nodes > 1;
+}
+
+static s32 cpu_node(s32 cpu)
+{
+	u32 idx = cpu, node;
+
+	if (idx >= GS_MAX_CPUS)
+		return -1;
+	/* A no-op mask the compiler must keep: it proves the bound to the verifier. */
+	barrier_var(idx);
+	node = cpu_node_ids[idx & (GS_MAX_CPUS - 1)];
+	return node < GS_MAX_NODES ? node : -1;
+}
+
+static const struct cpumask *node_cpus(s32 node)
+{
+	struct mask_holder *h;
+	u32 key = node;
+
+	h = bpf_map_lookup_elem(&node_masks, &key);
+	return h ? cast_mask(h->mask) : NULL;
+}
+
+/* Counts a task starting (@delta 1) or stopping (-1) on @cpu towards its node's load. */
+static void node_note_running(s32 cpu, s32 delta)
+{
+	s32 node = cpu_node(cpu);
+
+	if (node >= 0 && node < GS_MAX_NODES)
+		__sync_fetch_and_add(&node_nr_running[node], delta);
+}
+
+/* Every CPU of @node runs a task: only then may its tasks spill onto other nodes. */
+static bool node_is_full(s32 node)
+{
+	if (node < 0 || node >= GS_MAX_NODES)
+		return true;
+	return node_nr_running[node] >= (s32)node_nr_cpus[node];
+}
+
+/*
+ * The node @p should run on, or -1 when nodes do not matter for it (one node, or an affinity
+ * that does not cover the node: the affinity decides then).
+ */
+static s32 home_node(struct task_struct *p)
+{
+	const struct cpumask *mask;
+	struct task_ctx *tctx;
+	s32 node;
+
+	if (!numa_enabled())
+		return -1;
+	tctx = lookup_task_ctx(p);
+	if (!tctx)
+		return -1;
+	node = tctx->home_node >= 0 ? tctx->home_node : cpu_node(scx_bpf_task_cpu(p));
+	if (node < 0 || node >= GS_MAX_NODES)
+		return -1;
+	mask = node_cpus(node);
+	if (!mask || !bpf_cpumask_subset(mask, p->cpus_ptr))
+		return -1;
+	return node;
+}
+
+/* @p runs away from its home node and a CPU there is idle: it should go back. */
+static bool should_go_home(struct task_struct *p)
+{
+	const struct cpumask *home, *idle;
+	s32 node = home_node(p);
+	bool ret;
+
+	if (node < 0 || node == cpu_node(scx_bpf_task_cpu(p)))
+		return false;
+	home = node_cpus(node);
+	if (!home)
+		return false;
+	idle = scx_bpf_get_idle_cpumask();
+	ret = bpf_cpumask_intersects(idle, home);
+	scx_bpf_put_idle_cpumask(idle);
+	return ret;
+}
+
+/* Builds the per-node cpumasks from the topology user space passed in. */
+static s32 topo_init(void)
+{
+	struct bpf_cpumask *mask;
+	struct mask_holder *h;
+	s32 cpu;
+	u32 node;
+
+	bpf_for(node, 0, GS_MAX_NODES) {
+		if (node >= nr_nodes)
+			break;
+		h = bpf_map_lookup_elem(&node_masks, &node);
+		if (!h)
+			return -ESRCH;
+		mask = bpf_cpumask_create();
+		if (!mask)
+			return -ENOMEM;
+		mask = bpf_kptr_xchg(&h->mask, mask);
+		if (mask)
+			bpf_cpumask_release(mask);
+	}
+	bpf_for(cpu, 0, nr_cpu_ids) {
+		if (cpu >= GS_MAX_CPUS)
+			break;
+		node = cpu_node_ids[cpu & (GS_MAX_CPUS - 1)];
+		if (node >= GS_MAX_NODES || node >= nr_nodes)
+			continue;
+		h = bpf_map_lookup_elem(&node_masks, &node);
+		if (!h)
+			continue;
+		bpf_rcu_read_lock();
+		mask = h->mask;
+		if (mask)
+			bpf_cpumask_set_cpu(cpu, mask);
+		bpf_rcu_read_unlock();
+		node_nr_cpus[node]++;
+	}
+	return 0;
+}
+
+#endif
