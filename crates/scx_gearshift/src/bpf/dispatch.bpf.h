@@ -105,7 +105,7 @@ static bool can_direct_dispatch(s32 cpu)
 /*
  * Whether @cpu may take @p from a shared DSQ: a CPU low-power mode keeps out of service only
  * takes tasks that may run on no active CPU; with @numa, a CPU takes a regular task of
- * another node only when that node is overloaded.
+ * another node only when it may leave home.
  */
 static bool may_pull(s32 cpu, struct task_struct *p, bool numa)
 {
@@ -118,7 +118,7 @@ static bool may_pull(s32 cpu, struct task_struct *p, bool numa)
 	if (!numa)
 		return true;
 	node = home_node(p);
-	return node < 0 || node == cpu_node(cpu) || node_is_full(node);
+	return node < 0 || node == cpu_node(cpu) || may_leave_home(p, node);
 }
 
 /* Moves the first task of @dsq that @cpu may take to its local DSQ. */

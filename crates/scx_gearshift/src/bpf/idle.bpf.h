@@ -130,8 +130,8 @@ static s32 select_wake_cpu(struct task_struct *p, s32 prev_cpu, u64 wake_flags, 
 			*idle = true;
 			return cpu;
 		}
-		if (!node_is_full(node))
-			return cpu_within(p, prev_cpu, home);
+		/* Wait at home; another node's CPU takes it if the wait lasts (may_pull()). */
+		return cpu_within(p, prev_cpu, home);
 	}
 	cpu = pick_idle_in(p, prev_cpu, wake_flags, p->cpus_ptr);
 	if (cpu < 0)
@@ -167,7 +167,7 @@ static void kick_for_usersched(void)
 
 /*
  * Wakes an idle CPU for a regular task: one of its home node, or of another node only when
- * the home node is overloaded. In low-power mode, not while other CPUs run tasks (they take
+ * it may leave home (the load tick retries while it waits). In low-power mode, not while other CPUs run tasks (they take
  * it at their next dispatch), and then only an active CPU, unless @p may use none of them.
  */
 static void kick_idle_for_regular(struct task_struct *p)
@@ -182,7 +182,7 @@ static void kick_idle_for_regular(struct task_struct *p)
 	}
 	node = home_node(p);
 	if (!active && node >= 0 && (home = node_cpus(node))) {
-		if (kick_idle_cpu(home) || !node_is_full(node))
+		if (kick_idle_cpu(home) || !may_leave_home(p, node))
 			return;
 	}
 	kick_idle_cpu(p->cpus_ptr);

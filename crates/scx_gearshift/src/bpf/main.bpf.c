@@ -73,10 +73,15 @@ static bool enqueue_interactive_wakeup(struct task_struct *p, u64 enq_flags)
 
 void BPF_STRUCT_OPS(gearshift_enqueue, struct task_struct *p, u64 enq_flags)
 {
+	struct task_ctx *tctx;
+
 	if (is_usersched(p)) {
 		scx_bpf_dsq_insert(p, GS_SCHED_DSQ, slice_max_ns, enq_flags);
 		return;
 	}
+	tctx = lookup_task_ctx(p);
+	if (tctx)
+		tctx->enq_at = scx_bpf_now();
 	if (is_critical_kthread(p)) {
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_max_ns, enq_flags);
 		stat_inc(nr_kernel_dispatches);

@@ -8,6 +8,8 @@ struct task_ctx {
 	u64 enq_seq;
 	/* Bumped by ops.set_cpumask: a dispatch made with an older mask is redirected. */
 	u32 cpumask_gen;
+	/* When the task was last enqueued (how long it has been waiting). */
+	u64 enq_at;
 	/* NUMA node the task belongs on (topo.bpf.h); -1 until it first runs. */
 	s32 home_node;
 	/* The policy's last classification (inherited by forked children). */

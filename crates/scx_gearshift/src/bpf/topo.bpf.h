@@ -72,6 +72,20 @@ static bool node_is_full(s32 node)
 }
 
 /*
+ * @p, at home on @node, may run elsewhere: the node is full and @p has waited two slices.
+ * Short bursts (a shell, a kworker) do not push a job off its node; sustained overload does.
+ */
+static bool may_leave_home(struct task_struct *p, s32 node)
+{
+	struct task_ctx *tctx;
+
+	if (!node_is_full(node))
+		return false;
+	tctx = lookup_task_ctx(p);
+	return !tctx || scx_bpf_now() - tctx->enq_at >= 2 * slice_max_ns;
+}
+
+/*
  * The node @p should run on, or -1 when nodes do not matter for it (one node, or an affinity
  * that does not cover the node: the affinity decides then).
  */
