@@ -19,6 +19,7 @@ APT_PACKAGES=(
   stress-ng rt-tests procps linux-perf valgrind
   dbus python3-dbusmock python3-venv xvfb
   libxml2-utils polkitd   # data/ file tests: xmllint, polkit's policy DTD
+  desktop-file-utils      # gearshift-tray tests: the autostart file
 )
 # Packages taken from bookworm-backports (qemu 10 boots the 7.x kernels reliably).
 BPO_PACKAGES=(qemu-system-x86)

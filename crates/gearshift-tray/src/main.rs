@@ -1,9 +1,62 @@
-//! Gearshift tray applet (StatusNotifierItem).
-//!
-//! Skeleton: a later issue fills this crate in. Until then it says so and fails, so nobody
-//! mistakes it for a working component.
+//! gearshift-tray: Gearshift's StatusNotifierItem. Shows the scheduler's mode as its icon, the
+//! state and profile in its tooltip, and lets you pick a profile, toggle preemption, start the
+//! scheduler or open the Gearshift app from its menu. Follows gearshiftd on the system bus,
+//! including its restarts.
 
-fn main() -> std::process::ExitCode {
-    eprintln!("gearshift-tray: not built yet (see the project's open issues)");
-    std::process::ExitCode::from(2)
+mod daemon;
+mod tray;
+mod view;
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Parser;
+use ksni::TrayMethods;
+
+#[derive(Parser)]
+#[command(version, about = "Gearshift tray applet (StatusNotifierItem)")]
+struct Cli {}
+
+/// Where the host looks for the tray's icons besides the icon theme: `GEARSHIFT_ICON_THEME_PATH`,
+/// else the source tree's data/icons when run from a checkout; empty once installed.
+fn icon_theme_path() -> String {
+    if let Ok(path) = std::env::var("GEARSHIFT_ICON_THEME_PATH") {
+        return path;
+    }
+    let dev = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/icons");
+    match dev.canonicalize() {
+        Ok(path) if path.join("hicolor").is_dir() => path.display().to_string(),
+        _ => String::new(),
+    }
+}
+
+async fn run() -> anyhow::Result<()> {
+    let (commands, receiver) = tokio::sync::mpsc::unbounded_channel();
+    let tray = tray::GearshiftTray::new(commands, icon_theme_path());
+    // A session may start the tray before its StatusNotifierWatcher: wait for it then.
+    let handle = tray
+        .assume_sni_available(true)
+        .spawn()
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot show the tray item: {e}"))?;
+    daemon::follow(handle, receiver).await
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match run().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("gearshift-tray: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
 }

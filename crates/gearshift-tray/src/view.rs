@@ -1,0 +1,247 @@
+//! What the tray shows, derived from gearshiftd's properties: icon names, tooltip and the
+//! status line. Pure functions, so the presentation is tested without a bus.
+
+use std::collections::HashMap;
+
+use gearshift_dbus::{ProfileInfo, SchedulerState};
+use zbus::zvariant::{OwnedValue, Value};
+
+/// Prefix of the tray's icon names (data/icons/hicolor/symbolic/apps/).
+pub const ICON_PREFIX: &str = "io.github.gearshift.Gearshift";
+
+/// The daemon as the tray sees it: a copy of its properties, kept up to date from
+/// PropertiesChanged. Properties the tray does not know are kept and ignored.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DaemonStatus {
+    props: HashMap<String, OwnedValue>,
+}
+
+impl DaemonStatus {
+    pub fn new(props: HashMap<String, OwnedValue>) -> Self {
+        Self { props }
+    }
+
+    /// Applies a PropertiesChanged: new values replace old ones.
+    pub fn apply(&mut self, changed: HashMap<String, OwnedValue>) {
+        self.props.extend(changed);
+    }
+
+    fn text(&self, key: &str) -> String {
+        match self.props.get(key).map(|v| &**v) {
+            Some(Value::Str(s)) => s.to_string(),
+            _ => String::new(),
+        }
+    }
+
+    fn flag(&self, key: &str) -> bool {
+        matches!(self.props.get(key).map(|v| &**v), Some(Value::Bool(true)))
+    }
+
+    /// The supervisor's state; an unknown spelling counts as stopped.
+    pub fn state(&self) -> SchedulerState {
+        self.text("State")
+            .parse()
+            .unwrap_or(SchedulerState::Stopped)
+    }
+
+    pub fn state_reason(&self) -> String {
+        self.text("StateReason")
+    }
+
+    pub fn profile(&self) -> String {
+        self.text("Profile")
+    }
+
+    pub fn mode(&self) -> String {
+        self.text("Mode")
+    }
+
+    pub fn preemption(&self) -> bool {
+        self.flag("Preemption")
+    }
+
+    /// The profiles, in the daemon's order; entries that do not parse are left out.
+    pub fn profiles(&self) -> Vec<ProfileInfo> {
+        let Some(value) = self.props.get("Profiles") else {
+            return Vec::new();
+        };
+        let Ok(value) = value.try_clone() else {
+            return Vec::new();
+        };
+        Vec::<HashMap<String, OwnedValue>>::try_from(value)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(ProfileInfo::from_dict)
+            .collect()
+    }
+}
+
+/// The whole picture: the daemon (none while gearshiftd is not on the bus) and the outcome
+/// of the last request that failed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct View {
+    pub daemon: Option<DaemonStatus>,
+    pub last_error: Option<String>,
+}
+
+/// The line the menu and tooltip show while gearshiftd is absent.
+pub const DAEMON_ABSENT: &str = "gearshiftd is not running";
+
+impl View {
+    /// Icon name: the mode while the scheduler runs, "stopped" otherwise.
+    pub fn icon_name(&self) -> String {
+        let kind = match &self.daemon {
+            Some(d) if d.state() == SchedulerState::Running => match d.mode().as_str() {
+                "fifo" => "fifo",
+                "low-power" => "low-power",
+                _ => "interactive",
+            },
+            _ => "stopped",
+        };
+        format!("{ICON_PREFIX}-{kind}-symbolic")
+    }
+
+    /// The state in words, with the reason when the scheduler is not running; `None` while
+    /// it runs.
+    pub fn status_line(&self) -> Option<String> {
+        let Some(d) = &self.daemon else {
+            return Some(DAEMON_ABSENT.to_owned());
+        };
+        let state = d.state();
+        if state == SchedulerState::Running {
+            return None;
+        }
+        let words = match state {
+            SchedulerState::Stopped => "Scheduler stopped",
+            SchedulerState::Starting => "Scheduler starting",
+            SchedulerState::Failed => "Scheduler failed",
+            SchedulerState::Unsupported => "sched_ext not supported by this kernel",
+            SchedulerState::Running => "Scheduler running",
+        };
+        let reason = d.state_reason();
+        Some(if reason.is_empty() {
+            words.to_owned()
+        } else {
+            format!("{words}: {reason}")
+        })
+    }
+
+    /// Tooltip title and body.
+    pub fn tooltip(&self) -> (String, String) {
+        let mut lines = Vec::new();
+        match &self.daemon {
+            None => lines.push(DAEMON_ABSENT.to_owned()),
+            Some(d) => {
+                lines.push(
+                    self.status_line()
+                        .unwrap_or_else(|| "Scheduler running".into()),
+                );
+                lines.push(format!("Profile: {}", d.profile()));
+                lines.push(format!(
+                    "Mode: {}, preemption {}",
+                    d.mode(),
+                    if d.preemption() { "on" } else { "off" }
+                ));
+            }
+        }
+        if let Some(err) = &self.last_error {
+            lines.push(err.clone());
+        }
+        ("Gearshift".to_owned(), lines.join("\n"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gearshift_types::Mode;
+
+    fn owned(v: Value<'_>) -> OwnedValue {
+        OwnedValue::try_from(v).expect("plain value")
+    }
+
+    fn status(state: &str, mode: &str) -> DaemonStatus {
+        let profiles: Vec<HashMap<String, OwnedValue>> = [("interactive", Mode::Interactive)]
+            .into_iter()
+            .map(|(name, mode)| {
+                ProfileInfo {
+                    name: name.into(),
+                    description: "d".into(),
+                    mode,
+                    preemption: true,
+                }
+                .to_dict()
+            })
+            .collect();
+        DaemonStatus::new(HashMap::from([
+            ("State".to_owned(), owned(Value::from(state))),
+            ("StateReason".to_owned(), owned(Value::from(""))),
+            ("Profile".to_owned(), owned(Value::from("interactive"))),
+            ("Mode".to_owned(), owned(Value::from(mode))),
+            ("Preemption".to_owned(), owned(Value::from(true))),
+            ("Profiles".to_owned(), owned(Value::from(profiles))),
+            // A property this version does not know is ignored.
+            ("OnBattery".to_owned(), owned(Value::from(false))),
+        ]))
+    }
+
+    #[test]
+    fn icon_follows_mode_and_state() {
+        let mut view = View {
+            daemon: Some(status("running", "fifo")),
+            last_error: None,
+        };
+        assert_eq!(
+            view.icon_name(),
+            "io.github.gearshift.Gearshift-fifo-symbolic"
+        );
+        view.daemon = Some(status("running", "low-power"));
+        assert!(view.icon_name().ends_with("-low-power-symbolic"));
+        view.daemon = Some(status("running", "interactive"));
+        assert!(view.icon_name().ends_with("-interactive-symbolic"));
+        view.daemon = Some(status("failed", "interactive"));
+        assert!(view.icon_name().ends_with("-stopped-symbolic"));
+        view.daemon = None;
+        assert!(view.icon_name().ends_with("-stopped-symbolic"));
+    }
+
+    #[test]
+    fn status_line_and_tooltip() {
+        let mut d = status("failed", "interactive");
+        d.apply(HashMap::from([(
+            "StateReason".to_owned(),
+            owned(Value::from("crashed 3 times")),
+        )]));
+        let view = View {
+            daemon: Some(d),
+            last_error: None,
+        };
+        assert_eq!(
+            view.status_line().as_deref(),
+            Some("Scheduler failed: crashed 3 times")
+        );
+        let (_, body) = view.tooltip();
+        assert!(body.contains("Scheduler failed"), "{body}");
+        assert!(body.contains("Profile: interactive"), "{body}");
+        assert!(body.contains("crashed 3 times"), "{body}");
+
+        let absent = View::default();
+        assert_eq!(absent.status_line().as_deref(), Some(DAEMON_ABSENT));
+        assert!(absent.tooltip().1.contains(DAEMON_ABSENT));
+
+        let running = View {
+            daemon: Some(status("running", "fifo")),
+            last_error: None,
+        };
+        assert_eq!(running.status_line(), None);
+    }
+
+    #[test]
+    fn profiles_parse() {
+        let d = status("running", "fifo");
+        let profiles = d.profiles();
+        assert_eq!(profiles.len(), 1);
+        assert_eq!(profiles[0].name, "interactive");
+        assert!(d.preemption());
+    }
+}
