@@ -20,6 +20,7 @@ APT_PACKAGES=(
   dbus python3-dbusmock python3-venv xvfb
   libxml2-utils polkitd   # data/ file tests: xmllint, polkit's policy DTD
   desktop-file-utils      # gearshift-tray tests: the autostart file
+  gjs nodejs              # GNOME Shell extension tests (gjs; eslint: install_eslint)
 )
 # Packages taken from bookworm-backports (qemu 10 boots the 7.x kernels reliably).
 BPO_PACKAGES=(qemu-system-x86)
@@ -78,7 +79,19 @@ install_virtme_ng() {
     "virtme-ng==$VIRTME_NG_VERSION" "matplotlib==$MATPLOTLIB_VERSION"
 }
 
+# ESLint for the GNOME Shell extension, pinned by its package-lock.json (npm ci).
+install_eslint() {
+  local d="$ROOT/data/gnome-shell-extension"
+  cmp -s "$d/package-lock.json" "$d/node_modules/.gearshift-lock" && return 0
+  command -v npm >/dev/null || as_root env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends npm >/dev/null
+  log "installing eslint (npm ci in $d)"
+  (cd "$d" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  cp "$d/package-lock.json" "$d/node_modules/.gearshift-lock"
+}
+
 install_apt
 install_backports
 install_virtme_ng
+install_eslint
 log "ready (cache: $CACHE)"

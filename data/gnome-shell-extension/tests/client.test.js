@@ -1,0 +1,135 @@
+// Tests the extension's D-Bus client (src/gearshift.js) against the real gearshiftd on the
+// private system bus of the Rust test that runs this (crates/gearshift-tray/tests/
+// shell_extension.rs): DBUS_SYSTEM_BUS_ADDRESS points there.
+//
+// usage: gjs -m client.test.js            the ES module (GNOME 45+ build)
+//        gjs -m client.test.js BUILD_DIR  the converted legacy module of the 43-44 build
+//
+// Prints "restart-now" when the test should restart gearshiftd, "ok" at the end.
+
+import Gio from 'gi://Gio';
+import GLib from 'gi://GLib';
+import System from 'system';
+
+const TIMEOUT_MS = 20000;
+
+async function loadModule() {
+    const legacyDir = System.programArgs[0];
+    if (!legacyDir)
+        return import('../src/gearshift.js');
+    imports.searchPath.unshift(legacyDir);
+    return imports.gearshift;
+}
+
+function assertEqual(actual, expected, what) {
+    const a = JSON.stringify(actual), e = JSON.stringify(expected);
+    if (a !== e)
+        throw new Error(`${what}: got ${a}, expected ${e}`);
+}
+
+// Collects snapshots and lets the test wait for one that satisfies a predicate.
+class Recorder {
+    constructor() {
+        this.latest = null;
+        this._waiters = [];
+    }
+
+    onChange(snapshot) {
+        this.latest = snapshot;
+        for (const waiter of [...this._waiters]) {
+            if (waiter.predicate(snapshot)) {
+                this._waiters.splice(this._waiters.indexOf(waiter), 1);
+                GLib.source_remove(waiter.timeout);
+                waiter.resolve(snapshot);
+            }
+        }
+    }
+
+    waitFor(what, predicate) {
+        if (this.latest && predicate(this.latest))
+            return Promise.resolve(this.latest);
+        return new Promise((resolve, reject) => {
+            const waiter = {predicate, resolve};
+            waiter.timeout = GLib.timeout_add(GLib.PRIORITY_DEFAULT, TIMEOUT_MS, () => {
+                this._waiters.splice(this._waiters.indexOf(waiter), 1);
+                reject(new Error(`timed out waiting for ${what}; last: ${JSON.stringify(this.latest)}`));
+                return GLib.SOURCE_REMOVE;
+            });
+            this._waiters.push(waiter);
+        });
+    }
+}
+
+function otherConnection() {
+    const address = GLib.getenv('DBUS_SYSTEM_BUS_ADDRESS');
+    return Gio.DBusConnection.new_for_address_sync(address,
+        Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT |
+        Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION, null, null);
+}
+
+async function main() {
+    const G = await loadModule();
+    const absent = G.describe({
+        available: false, state: '', stateReason: '', profile: '', profiles: [],
+        mode: '', preemption: false,
+    });
+    assertEqual(absent.visible, false, 'hidden without gearshiftd');
+
+    const recorder = new Recorder();
+    const client = new G.SchedulerClient(s => recorder.onChange(s));
+    await client.init();
+    let s = await recorder.waitFor('gearshiftd', x => x.available);
+    assertEqual(s.state, 'stopped', 'state at start');
+    assertEqual(s.profile, 'interactive', 'default profile');
+    assertEqual(s.profiles.map(p => p.name), ['interactive', 'throughput', 'low-power', 'fifo'],
+        'profiles');
+    let view = G.describe(s);
+    assertEqual([view.visible, view.checked, view.subtitle], [true, false, 'Off (interactive)'],
+        'stopped toggle');
+    assertEqual(view.profiles.filter(p => p.active).map(p => p.name), ['interactive'], 'active');
+
+    await client.setRunning(true);
+    s = await recorder.waitFor('running', x => x.state === 'running');
+    view = G.describe(s);
+    assertEqual([view.checked, view.subtitle, view.reason], [true, 'interactive', ''],
+        'running toggle');
+
+    await client.setProfile('low-power');
+    s = await recorder.waitFor('low-power', x => x.profile === 'low-power' && !x.preemption);
+    assertEqual(s.mode, 'low-power', 'mode follows the profile');
+
+    await client.setPreemption(true);
+    await recorder.waitFor('preemption on', x => x.preemption);
+
+    // A change made by another client arrives through PropertiesChanged.
+    otherConnection().call_sync(G.BUS_NAME, G.OBJECT_PATH, G.INTERFACE, 'SetProfile',
+        new GLib.Variant('(s)', ['fifo']), null, Gio.DBusCallFlags.NONE, -1, null);
+    s = await recorder.waitFor('fifo from elsewhere', x => x.profile === 'fifo');
+    assertEqual(G.describe(s).profiles.filter(p => p.active).map(p => p.name), ['fifo'],
+        'menu follows');
+
+    await client.setRunning(false);
+    await recorder.waitFor('stopped', x => x.state === 'stopped');
+
+    // gearshiftd goes away (hidden) and comes back (shown, properties read again).
+    print('restart-now');
+    await recorder.waitFor('gearshiftd gone', x => !x.available);
+    assertEqual(G.describe(recorder.latest).visible, false, 'hidden while absent');
+    s = await recorder.waitFor('gearshiftd back', x => x.available && x.profile !== '');
+    assertEqual(G.describe(s).visible, true, 'shown again');
+    assertEqual(s.profile, 'fifo', 'the daemon kept the profile');
+    client.destroy();
+}
+
+const loop = new GLib.MainLoop(null, false);
+let status = 1;
+main().then(() => {
+    print('ok');
+    status = 0;
+    loop.quit();
+}, error => {
+    printerr(`FAIL: ${error.message}\n${error.stack}`);
+    loop.quit();
+});
+loop.run();
+System.exit(status);
