@@ -10,7 +10,9 @@
 
 pub mod apt;
 pub mod bench;
+pub mod bus;
 pub mod cache;
+pub mod demo;
 pub mod download;
 pub mod kconfig;
 pub mod kernel;

@@ -50,7 +50,7 @@ enum Cmd {
     BenchPolicy,
     /// Fetch the test tools Debian 12 lacks (stress-ng 0.19); print the stress-ng launcher.
     Tools,
-    /// Boot the VM and show the kernel's sched_ext state.
+    /// Boot the VM: gearshiftd runs scx_gearshift, gearshiftctl switches it under load.
     Demo {
         #[command(flatten)]
         vm: VmArgs,
@@ -111,37 +111,24 @@ fn obtain(cache: &Cache, args: &KernelArgs, refresh: bool) -> Result<xtask::Kern
     kernel::obtain(cache, &request).context("obtaining a sched_ext kernel")
 }
 
-fn boot(cache: &Cache, args: &VmArgs, script: &str) -> Result<ExitCode> {
+/// Boots the VM and runs `script` with `env` added to the environment.
+fn boot(
+    cache: &Cache,
+    args: &VmArgs,
+    script: &str,
+    env: Vec<(String, String)>,
+) -> Result<ExitCode> {
     let kernel = obtain(cache, &args.kernel, false)?;
     eprintln!(
         "vm: booting {} ({} vCPUs, TCG)",
         kernel.image.display(),
         args.cpus
     );
-    let out = vm::run(cache, &kernel, &args.config(), script)?;
+    let mut config = args.config();
+    config.env.extend(env);
+    let out = vm::run(cache, &kernel, &config, script)?;
     Ok(ExitCode::from(u8::try_from(out.status).unwrap_or(1)))
 }
-
-/// The demo, run in the guest: attach scx_gearshift, put load on it, show what it reports,
-/// detach. `@SCHED@` is the release binary.
-const DEMO: &str = r#"
-echo "guest kernel: $(uname -r), $(nproc) CPUs"
-echo "sched_ext state before: $(cat /sys/kernel/sched_ext/state)"
-'@SCHED@' --stats 2 > /tmp/gs.log 2>&1 &
-PID=$!
-for _ in $(seq 1 240); do [ "$(cat /sys/kernel/sched_ext/state)" = enabled ] && break; sleep 0.25; done
-echo "sched_ext state: $(cat /sys/kernel/sched_ext/state), attached: $(cat /sys/kernel/sched_ext/root/ops)"
-echo "running 4 CPU hogs and hackbench under scx_gearshift..."
-stress-ng --cpu 4 --cpu-method loop -t 8 -q &
-hackbench -g 4 -l 50 | grep Time
-wait %2 2>/dev/null
-sleep 2
-echo "scheduler stats (every 2 s):"
-grep '^\[gearshift\]' /tmp/gs.log | tail -3
-kill -INT $PID; wait $PID; echo "scx_gearshift exited with status $?"
-grep EXIT /tmp/gs.log
-echo "sched_ext state after: $(cat /sys/kernel/sched_ext/state)"
-"#;
 
 fn main() -> Result<ExitCode> {
     let cli = Cli::parse();
@@ -157,7 +144,7 @@ fn main() -> Result<ExitCode> {
                 [one] => one.clone(),
                 many => shell_words::join(many),
             };
-            boot(&cache, &vm, &script)
+            boot(&cache, &vm, &script, Vec::new())
         }
         Cmd::Bench {
             vm,
@@ -180,18 +167,11 @@ fn main() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Demo { vm } => {
-            let sched = xtask::bench::target_dir().join("release/scx_gearshift");
-            if !sched.is_file() {
-                anyhow::bail!(
-                    "{} is missing: cargo build --release first",
-                    sched.display()
-                );
-            }
-            boot(
-                &cache,
-                &vm,
-                &DEMO.replace("@SCHED@", &sched.display().to_string()),
-            )
+            // Under target/: the guest sees the host's root, not its /tmp.
+            let run = xtask::bench::target_dir().join("demo");
+            std::fs::create_dir_all(&run)?;
+            let (script, env) = xtask::demo::prepare(&run)?;
+            boot(&cache, &vm, &script, env)
         }
     }
 }

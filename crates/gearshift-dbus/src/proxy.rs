@@ -24,12 +24,18 @@ pub trait Scheduler1 {
     fn stop(&self) -> Result<(), Error>;
     #[zbus(allow_interactive_auth)]
     fn restart(&self) -> Result<(), Error>;
+    #[zbus(allow_interactive_auth)]
+    fn hold_profile(&self, profile: &str, reason: &str, application_id: &str)
+        -> Result<u32, Error>;
+    fn release_profile(&self, cookie: u32) -> Result<(), Error>;
     fn get_stats(&self) -> Result<HashMap<String, OwnedValue>, Error>;
     fn subscribe_stats(&self, interval_ms: u32) -> Result<u32, Error>;
     fn unsubscribe_stats(&self, cookie: u32) -> Result<(), Error>;
 
     #[zbus(signal)]
     fn stats(&self, stats: HashMap<String, OwnedValue>) -> zbus::Result<()>;
+    #[zbus(signal)]
+    fn profile_released(&self, cookie: u32) -> zbus::Result<()>;
     #[zbus(signal)]
     fn scheduler_exited(&self, reason: String, will_restart: bool) -> zbus::Result<()>;
 
@@ -40,6 +46,14 @@ pub trait Scheduler1 {
     /// Writable too; clients call SetProfile instead (same effect, and its name would clash).
     #[zbus(property)]
     fn profile(&self) -> zbus::Result<String>;
+    #[zbus(property)]
+    fn profile_reason(&self) -> zbus::Result<String>;
+    #[zbus(property)]
+    fn active_holds(&self) -> zbus::Result<Vec<HashMap<String, OwnedValue>>>;
+    #[zbus(property)]
+    fn on_battery(&self) -> zbus::Result<bool>;
+    #[zbus(property)]
+    fn power_profile(&self) -> zbus::Result<String>;
     #[zbus(property)]
     fn profiles(&self) -> zbus::Result<Vec<HashMap<String, OwnedValue>>>;
     #[zbus(property)]

@@ -10,14 +10,10 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
+pub use xtask::bus::{repo_root, system_bus_config};
 
 /// uid/gid of `nobody`: the unprivileged caller in tests.
 pub const NOBODY: u32 = 65534;
-
-/// The repository root.
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// A workspace binary (built on demand), e.g. `gearshiftd` or `gearshiftctl`.
 pub fn workspace_bin(name: &str) -> PathBuf {
@@ -65,60 +61,15 @@ pub struct TestBus {
     dir: TempDir,
     address: String,
     daemon: Child,
-    doubles: Vec<Child>,
+    /// Doubles of other services, by the bus name they own.
+    doubles: Vec<(String, Child)>,
 }
 
 impl TestBus {
     pub fn start() -> Self {
         let dir = open_tempdir();
         let socket = dir.path().join("system_bus_socket");
-        let policy = repo_root().join("data/dbus-1/system.d/io.github.gearshift.Scheduler1.conf");
-        assert!(policy.exists(), "missing {}", policy.display());
-        let config = format!(
-            r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path={socket}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <deny send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
-  </policy>
-  <!-- The doubles of other system services, as their own policy files would allow. -->
-  <policy user="root">
-    <allow own="org.freedesktop.PolicyKit1"/>
-    <allow own="org.freedesktop.UPower"/>
-    <allow own="org.freedesktop.UPower.PowerProfiles"/>
-    <allow own="net.hadess.PowerProfiles"/>
-    <allow send_destination="org.freedesktop.PolicyKit1"/>
-    <allow send_destination="org.freedesktop.UPower"/>
-    <allow send_destination="org.freedesktop.UPower.PowerProfiles"/>
-    <allow send_destination="net.hadess.PowerProfiles"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Monitoring"/>
-  </policy>
-  <policy context="default">
-    <allow send_destination="org.freedesktop.UPower"/>
-    <allow send_destination="org.freedesktop.UPower.PowerProfiles"/>
-    <allow send_destination="net.hadess.PowerProfiles"/>
-  </policy>
-  <include>{policy}</include>
-</busconfig>
-"#,
-            socket = socket.display(),
-            policy = policy.display()
-        );
+        let config = system_bus_config(&socket);
         let config_path = dir.path().join("bus.conf");
         std::fs::write(&config_path, config).expect("write bus config");
         let mut daemon = Command::new("dbus-daemon")
@@ -169,12 +120,82 @@ impl TestBus {
         let mut cmd = Command::new("/usr/bin/python3");
         cmd.args(["-m", "dbusmock", "--system", "--template", template])
             .stdout(Stdio::null());
+        self.spawn_double(cmd, name);
+    }
+
+    /// Starts an empty python-dbusmock object `path` with `interface` owning `name`; give it
+    /// properties with [`TestBus::mock_add_property`].
+    pub fn start_mock(&mut self, name: &str, path: &str, interface: &str) {
+        let mut cmd = Command::new("/usr/bin/python3");
+        cmd.args(["-m", "dbusmock", "--system", name, path, interface])
+            .stdout(Stdio::null());
+        self.spawn_double(cmd, name);
+    }
+
+    fn spawn_double(&mut self, mut cmd: Command, name: &str) {
         let child = self.env(&mut cmd).spawn().expect("python3-dbusmock");
-        self.doubles.push(child);
+        self.doubles.push((name.to_owned(), child));
         wait_until(
             &format!("{name} on the bus"),
             Duration::from_secs(20),
             || self.has_owner(name),
+        );
+    }
+
+    /// Stops the double owning `name` (the service leaves the bus).
+    pub fn stop_double(&mut self, name: &str) {
+        self.doubles.retain_mut(|(owned, child)| {
+            if owned == name {
+                kill(child);
+            }
+            owned != name
+        });
+        wait_until(&format!("{name} gone"), Duration::from_secs(10), || {
+            !self.has_owner(name)
+        });
+    }
+
+    /// Adds a property to a dbusmock object (`signature` and `value` as busctl takes them).
+    pub fn mock_add_property(&self, target: Target, property: &str, signature: &str, value: &str) {
+        self.property_call(
+            target,
+            ("org.freedesktop.DBus.Mock", "AddProperty"),
+            property,
+            signature,
+            value,
+        );
+    }
+
+    /// Sets a property of another service's double, which emits PropertiesChanged.
+    pub fn set_property(&self, target: Target, property: &str, signature: &str, value: &str) {
+        self.property_call(
+            target,
+            ("org.freedesktop.DBus.Properties", "Set"),
+            property,
+            signature,
+            value,
+        );
+    }
+
+    /// Calls `method` (interface, member) with (target's interface, property, value).
+    fn property_call(
+        &self,
+        target: Target,
+        method: (&str, &str),
+        property: &str,
+        signature: &str,
+        value: &str,
+    ) {
+        let (name, path, interface) = target;
+        let args = [
+            name, path, method.0, method.1, "ssv", interface, property, signature, value,
+        ];
+        let out = self.busctl_call(None, &args);
+        assert!(
+            out.status.success(),
+            "{} {property}: {}",
+            method.1,
+            String::from_utf8_lossy(&out.stderr)
         );
     }
 
@@ -223,6 +244,25 @@ impl TestBus {
         self.busctl(uid, &all)
     }
 }
+
+/// A service's object: (bus name, object path, interface).
+pub type Target<'a> = (&'a str, &'a str, &'a str);
+
+pub const UPOWER: Target<'static> = (
+    "org.freedesktop.UPower",
+    "/org/freedesktop/UPower",
+    "org.freedesktop.UPower",
+);
+pub const PPD: Target<'static> = (
+    "org.freedesktop.UPower.PowerProfiles",
+    "/org/freedesktop/UPower/PowerProfiles",
+    "org.freedesktop.UPower.PowerProfiles",
+);
+pub const PPD_LEGACY: Target<'static> = (
+    "net.hadess.PowerProfiles",
+    "/net/hadess/PowerProfiles",
+    "net.hadess.PowerProfiles",
+);
 
 /// The outcome of [`TestBus::call_as`]: the reply as JSON, or the error's name and message.
 pub type CallResult = Result<String, (String, String)>;
@@ -285,7 +325,7 @@ impl TestBus {
 
 impl Drop for TestBus {
     fn drop(&mut self) {
-        for child in &mut self.doubles {
+        for (_, child) in &mut self.doubles {
             kill(child);
         }
         kill(&mut self.daemon);

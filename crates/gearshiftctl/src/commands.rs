@@ -1,6 +1,7 @@
 //! Each command as calls on `io.github.gearshift.Scheduler1`, answering with a view.
 
 use std::future::Future;
+use std::process::ExitCode;
 
 use gearshift_dbus::{model::stats_from_dict, Error as DbusError, ProfileInfo, Scheduler1Proxy};
 use zbus::proxy::CacheProperties;
@@ -10,7 +11,7 @@ use crate::error::CliError;
 use crate::output::{
     emit, Focus, ProfileEntry, ProfilesView, SettingsView, StateView, StatsView, StatusView,
 };
-use crate::{watch, BusKind, Cli, Command};
+use crate::{hold, watch, BusKind, Cli, Command};
 
 /// A connection to gearshiftd and the bus it was reached on (for error sentences).
 pub struct Ctl {
@@ -48,8 +49,9 @@ impl Ctl {
             p.mode(),
             p.preemption()
         ))?;
-        let (auto_power_source, follow_power_profile, sched_ext_supported, version) =
+        let (profile_reason, auto_power_source, follow_power_profile, sched_ext_supported, version) =
             self.check(tokio::try_join!(
+                p.profile_reason(),
                 p.auto_power_source(),
                 p.follow_power_profile(),
                 p.sched_ext_supported(),
@@ -59,6 +61,7 @@ impl Ctl {
             state,
             state_reason,
             profile,
+            profile_reason,
             mode,
             preemption,
             auto_power_source,
@@ -152,8 +155,8 @@ impl Ctl {
     }
 }
 
-/// Runs the command line's command and prints its result.
-pub async fn run(cli: &Cli) -> Result<(), CliError> {
+/// Runs the command line's command and prints its result; the exit code is 0 except for `hold`, which passes on its command's.
+pub async fn run(cli: &Cli) -> Result<ExitCode, CliError> {
     let ctl = Ctl::connect(cli.bus).await?;
     let p = &ctl.proxy;
     let json = cli.json;
@@ -189,6 +192,12 @@ pub async fn run(cli: &Cli) -> Result<(), CliError> {
             ctl.expect_running(json).await?;
         }
         Command::ListProfiles => emit(&ctl.profiles().await?, json)?,
+        Command::Hold {
+            profile,
+            reason,
+            app_id,
+            command,
+        } => return hold::run(&ctl, profile, reason, app_id, command).await,
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }

@@ -5,6 +5,7 @@
 
 mod commands;
 mod error;
+mod hold;
 mod output;
 mod stats_text;
 mod watch;
@@ -97,6 +98,22 @@ pub enum Command {
     Restart,
     /// List the profiles with their mode and preemption; the active one is marked.
     ListProfiles,
+    /// Hold PROFILE while COMMAND runs (e.g. a game or a recording), then release it; exits
+    /// with the command's status. The hold beats the automatic rules; choosing a profile
+    /// yourself ends it.
+    Hold {
+        /// Profile to hold.
+        profile: String,
+        /// Why, shown to the user (ActiveHolds).
+        #[arg(long, default_value = "held by gearshiftctl")]
+        reason: String,
+        /// The application holding it.
+        #[arg(long, default_value = "io.github.gearshift.gearshiftctl")]
+        app_id: String,
+        /// The command to run.
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
 }
 
 fn mode_parser() -> impl TypedValueParser<Value = Mode> {
@@ -131,7 +148,7 @@ fn main() -> ExitCode {
         }
     };
     match runtime.block_on(commands::run(&cli)) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => report(&e),
     }
 }
@@ -204,6 +221,26 @@ mod tests {
             }
         );
         assert!(parse(&["preempt", "maybe"]).is_err());
+    }
+
+    #[test]
+    fn hold_takes_a_command() {
+        let cli = parse(&["hold", "fifo", "--", "sleep", "1"]).expect("parses");
+        match cli.command {
+            Command::Hold {
+                profile, command, ..
+            } => {
+                assert_eq!(profile, "fifo");
+                assert_eq!(command, ["sleep", "1"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            parse(&["hold", "fifo"])
+                .expect_err("no command")
+                .exit_code(),
+            2
+        );
     }
 
     #[test]

@@ -40,6 +40,8 @@ pub struct StatusView {
     pub state: String,
     pub state_reason: String,
     pub profile: String,
+    /// Why the profile is in effect: default, user, hold, battery, power-profile.
+    pub profile_reason: String,
     pub mode: String,
     pub preemption: bool,
     pub auto_power_source: bool,
@@ -53,7 +55,11 @@ impl View for StatusView {
         let state = state_text(&self.state, &self.state_reason);
         let mut lines = vec![
             format!("State:       {state}"),
-            format!("Profile:     {}", self.profile),
+            format!(
+                "Profile:     {} ({})",
+                self.profile,
+                reason_text(&self.profile_reason)
+            ),
             format!("Mode:        {}", self.mode),
             format!("Preemption:  {}", on_off(self.preemption)),
             format!(
@@ -67,6 +73,18 @@ impl View for StatusView {
         }
         lines.push(format!("Version:     gearshiftd {}", self.version));
         lines.join("\n")
+    }
+}
+
+/// Why a profile is in effect, in words.
+fn reason_text(reason: &str) -> String {
+    match reason {
+        "default" => "the default".into(),
+        "user" => "chosen".into(),
+        "hold" => "held by an application".into(),
+        "battery" => "on battery".into(),
+        "power-profile" => "following the power mode".into(),
+        other => other.into(),
     }
 }
 
@@ -199,6 +217,7 @@ mod tests {
             state: state.into(),
             state_reason: reason.into(),
             profile: "default".into(),
+            profile_reason: "user".into(),
             mode: "interactive".into(),
             preemption: true,
             auto_power_source: false,
@@ -224,6 +243,7 @@ mod tests {
             "state",
             "state_reason",
             "profile",
+            "profile_reason",
             "mode",
             "preemption",
             "auto_power_source",

@@ -256,3 +256,42 @@ fn absent_daemon_exits_3() {
         .expect("run gearshiftctl");
     assert_eq!(code(&out), 3, "{}", stderr(&out));
 }
+
+#[test]
+fn hold_holds_while_the_command_runs_and_passes_on_its_status() {
+    let w = world(Setup::default());
+    let seen = w.daemon.dir().join("seen.json");
+    let script = format!(
+        "{} --json status > {}; exit 7",
+        env!("CARGO_BIN_EXE_gearshiftctl"),
+        seen.display()
+    );
+    let out = ctl(
+        &w.bus,
+        &[
+            "hold", "fifo", "--reason", "test", "--", "sh", "-c", &script,
+        ],
+    );
+    assert_eq!(code(&out), 7, "{}", stderr(&out));
+    let during: Value =
+        serde_json::from_slice(&std::fs::read(&seen).expect("status during the hold"))
+            .expect("JSON");
+    assert_eq!(during["profile"], "fifo");
+    assert_eq!(during["profile_reason"], "hold");
+    let after = json(&w.bus, &["status"]);
+    assert_eq!(after["profile"], "interactive");
+    assert_eq!(after["profile_reason"], "default");
+    // A hold of no such profile runs nothing.
+    let out = ctl(
+        &w.bus,
+        &[
+            "hold",
+            "turbo",
+            "--",
+            "touch",
+            "/nonexistent-should-not-run",
+        ],
+    );
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(stderr(&out).contains("turbo"), "{}", stderr(&out));
+}

@@ -26,6 +26,7 @@ pub struct Config {
     pub scheduler: SchedulerConfig,
     pub restart: RestartConfig,
     pub stats: StatsConfig,
+    pub auto: AutoConfig,
     #[serde(rename = "profile")]
     pub profiles: Vec<ProfileConfig>,
 }
@@ -61,6 +62,25 @@ pub struct StatsConfig {
     pub min_interval_ms: u32,
     /// Most subscriptions at once (over all clients).
     pub max_subscriptions: u32,
+}
+
+/// The automatic rules' targets. Unset entries fall back to built-in choices that exist in
+/// any profile list (see [`Config::battery_profile`] and [`Config::for_power_profile`]).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AutoConfig {
+    /// Profile on battery power.
+    pub battery_profile: Option<String>,
+    /// Profile per power-profiles-daemon profile.
+    pub power_profiles: PowerProfileMap,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct PowerProfileMap {
+    pub power_saver: Option<String>,
+    pub balanced: Option<String>,
+    pub performance: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -119,6 +139,7 @@ impl Default for Config {
             scheduler: SchedulerConfig::default(),
             restart: RestartConfig::default(),
             stats: StatsConfig::default(),
+            auto: AutoConfig::default(),
             profiles: default_profiles(),
         }
     }
@@ -237,6 +258,20 @@ impl Config {
                 self.default_profile
             ));
         }
+        let auto = &self.auto;
+        let pp = &auto.power_profiles;
+        for (key, name) in [
+            ("auto.battery_profile", &auto.battery_profile),
+            ("auto.power_profiles.power-saver", &pp.power_saver),
+            ("auto.power_profiles.balanced", &pp.balanced),
+            ("auto.power_profiles.performance", &pp.performance),
+        ] {
+            if let Some(name) = name {
+                if self.profile(name).is_none() {
+                    return Err(format!("{key} = {name:?} is not one of the profiles"));
+                }
+            }
+        }
         if self.scheduler.start_timeout_ms == 0 || self.scheduler.stop_timeout_ms == 0 {
             return Err("scheduler timeouts must be above 0".into());
         }
@@ -253,6 +288,33 @@ impl Config {
 
     pub fn profile(&self, name: &str) -> Option<&ProfileConfig> {
         self.profiles.iter().find(|p| p.name == name)
+    }
+
+    /// The profile of `name`, else the default profile (validation guarantees it exists).
+    fn profile_or_default(&self, name: Option<&str>) -> Option<&ProfileConfig> {
+        name.and_then(|n| self.profile(n))
+            .or_else(|| self.profile(&self.default_profile))
+    }
+
+    /// The profile for battery power: as configured, else "low-power", else the default.
+    pub fn battery_profile(&self) -> Option<&ProfileConfig> {
+        self.profile_or_default(Some(
+            self.auto.battery_profile.as_deref().unwrap_or("low-power"),
+        ))
+    }
+
+    /// The profile for a power-profiles-daemon profile: as configured, else power-saver ->
+    /// "low-power" and balanced/performance -> the default profile. None for names
+    /// power-profiles-daemon does not define.
+    pub fn for_power_profile(&self, ppd: &str) -> Option<&ProfileConfig> {
+        let pp = &self.auto.power_profiles;
+        let name = match ppd {
+            "power-saver" => pp.power_saver.as_deref().or(Some("low-power")),
+            "balanced" => pp.balanced.as_deref(),
+            "performance" => pp.performance.as_deref(),
+            _ => return None,
+        };
+        self.profile_or_default(name)
     }
 
     /// Loads `path`; a missing file means the defaults, a broken one is logged and replaced

@@ -5,18 +5,20 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use gearshift_dbus::{Error, ProfileInfo, SchedulerState, CUSTOM_PROFILE};
-use gearshift_types::{Mode, Settings, Stats};
+use gearshift_dbus::{Error, ProfileInfo, SchedulerState};
+use gearshift_types::{Settings, Stats};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use zbus::Connection;
 
 use crate::child::{ChildSpec, RunningChild};
+use crate::choices::initial_model;
 use crate::config::Config;
 use crate::control::Control;
 use crate::iface::{self, Changed};
 use crate::persist::{SavedState, StateFile};
 use crate::restart::{Decision, RestartPolicy};
+use crate::rules::{Choice, Hold, Reason, Rules};
 use crate::stats::StatsHub;
 use crate::sysfs::SchedExt;
 
@@ -35,16 +37,33 @@ pub struct Model {
     pub reason: String,
     pub profile: String,
     pub settings: Settings,
+    pub profile_reason: Reason,
     pub auto_power_source: bool,
     pub follow_power_profile: bool,
+    /// UPower's last word (false without UPower).
+    pub on_battery: bool,
+    /// power-profiles-daemon's active profile ("" without it).
+    pub power_profile: String,
+    pub holds: Vec<Hold>,
 }
 
 /// The scheduler process and its restart bookkeeping; one operation at a time holds it.
-struct Supervision {
+pub(crate) struct Supervision {
+    pub(crate) rules: Rules,
+    /// What UPower and power-profiles-daemon said last (None: not heard from yet).
+    pub(crate) on_battery: Option<bool>,
+    pub(crate) power_profile: Option<String>,
     child: Option<RunningChild>,
     policy: RestartPolicy,
     pending_restart: Option<(u64, JoinHandle<()>)>,
     next_generation: u64,
+}
+
+impl Supervision {
+    /// A scheduler process is running (changes must reach it).
+    pub(crate) fn has_child(&self) -> bool {
+        self.child.is_some()
+    }
 }
 
 enum Event {
@@ -56,10 +75,10 @@ pub struct Daemon {
     pub config: Config,
     sched_ext: SchedExt,
     spec: ChildSpec,
-    control: Control,
+    pub(crate) control: Control,
     state_file: StateFile,
     model: Mutex<Model>,
-    supervision: tokio::sync::Mutex<Supervision>,
+    pub(crate) supervision: tokio::sync::Mutex<Supervision>,
     conn: OnceLock<Connection>,
     events: mpsc::UnboundedSender<Event>,
     pub stats_hub: StatsHub,
@@ -70,7 +89,7 @@ impl Daemon {
     pub fn new(config: Config, paths: &Paths) -> Arc<Self> {
         let sched_ext = SchedExt::new(&paths.sysfs_root);
         let state_file = StateFile::in_dir(&paths.state_dir);
-        let model = initial_model(&config, state_file.load(), &sched_ext);
+        let (model, rules) = initial_model(&config, state_file.load(), &sched_ext);
         let control_socket = paths.runtime_dir.join("control.sock");
         let (events, rx) = mpsc::unbounded_channel();
         let daemon = Arc::new(Self {
@@ -84,6 +103,9 @@ impl Daemon {
             state_file,
             model: Mutex::new(model),
             supervision: tokio::sync::Mutex::new(Supervision {
+                rules,
+                on_battery: None,
+                power_profile: None,
                 child: None,
                 policy: RestartPolicy::new(config.restart.clone()),
                 pending_restart: None,
@@ -126,7 +148,7 @@ impl Daemon {
     }
 
     /// Changes the model, then tells the bus (and the service manager) what changed.
-    async fn update(&self, f: impl FnOnce(&mut Model)) {
+    pub(crate) async fn update(&self, f: impl FnOnce(&mut Model)) {
         let (before, after) = {
             let mut model = self.lock_model();
             let before = model.clone();
@@ -158,12 +180,14 @@ impl Daemon {
         .await;
     }
 
-    fn save(&self) {
+    /// Saves the base choice (holds end with their holders) and the rule switches.
+    pub(crate) fn save(&self, base: &Choice) {
         let m = self.model();
         let saved = SavedState {
-            profile: m.profile,
-            mode: m.settings.mode,
-            preemption: m.settings.preemption,
+            profile: base.profile.clone(),
+            mode: base.settings.mode,
+            preemption: base.settings.preemption,
+            profile_reason: base.reason.as_str().to_owned(),
             auto_power_source: m.auto_power_source,
             follow_power_profile: m.follow_power_profile,
         };
@@ -204,7 +228,9 @@ impl Daemon {
     /// Stops everything before the daemon exits.
     pub async fn shutdown(&self) {
         let mut sup = self.supervision.lock().await;
-        self.stop_locked(&mut sup).await;
+        if sup.child.is_some() || sup.pending_restart.is_some() {
+            self.stop_locked(&mut sup).await;
+        }
     }
 
     fn ensure_supported(&self) -> Result<(), Error> {
@@ -363,96 +389,6 @@ impl Daemon {
         }
     }
 
-    // ---- settings ----
-
-    pub async fn set_profile(&self, name: &str) -> Result<(), Error> {
-        let profile = self.config.profile(name).ok_or_else(|| {
-            let names: Vec<&str> = self
-                .config
-                .profiles
-                .iter()
-                .map(|p| p.name.as_str())
-                .collect();
-            Error::InvalidProfile(format!(
-                "There is no profile named {name:?}. Profiles: {}.",
-                names.join(", ")
-            ))
-        })?;
-        let settings = Settings {
-            mode: profile.mode,
-            preemption: profile.preemption,
-        };
-        self.apply(settings, profile.name.clone()).await
-    }
-
-    pub async fn set_mode(&self, mode: &str) -> Result<(), Error> {
-        let mode: Mode = mode
-            .parse()
-            .map_err(|e: gearshift_types::UnknownMode| Error::InvalidMode(format!("{e}.")))?;
-        let settings = Settings {
-            mode,
-            ..self.model().settings
-        };
-        self.apply(settings, self.profile_for(settings)).await
-    }
-
-    pub async fn set_preemption(&self, preemption: bool) -> Result<(), Error> {
-        let settings = Settings {
-            preemption,
-            ..self.model().settings
-        };
-        self.apply(settings, self.profile_for(settings)).await
-    }
-
-    /// The current profile if it has these settings, else the first that has, else "custom".
-    fn profile_for(&self, settings: Settings) -> String {
-        let current = self.model().profile;
-        let matches = |p: &&crate::config::ProfileConfig| {
-            p.mode == settings.mode && p.preemption == settings.preemption
-        };
-        self.config
-            .profiles
-            .iter()
-            .filter(matches)
-            .find(|p| p.name == current)
-            .or_else(|| self.config.profiles.iter().find(matches))
-            .map_or_else(|| CUSTOM_PROFILE.to_owned(), |p| p.name.clone())
-    }
-
-    /// Puts `settings` in effect (in the running scheduler first: nothing changes if it
-    /// refuses), then records them.
-    async fn apply(&self, settings: Settings, profile: String) -> Result<(), Error> {
-        let sup = self.supervision.lock().await;
-        if sup.child.is_some() {
-            self.control.apply(settings).await.map_err(|e| {
-                Error::Failed(format!("The scheduler did not take the change: {e}."))
-            })?;
-        }
-        drop(sup);
-        tracing::info!(
-            "profile {profile}: mode {}, preemption {}",
-            settings.mode,
-            if settings.preemption { "on" } else { "off" }
-        );
-        self.update(|m| {
-            m.settings = settings;
-            m.profile = profile;
-        })
-        .await;
-        self.save();
-        Ok(())
-    }
-
-    pub async fn set_auto_power_source(&self, on: bool) {
-        self.update(|m| m.auto_power_source = on).await;
-        self.save();
-    }
-
-    pub async fn set_follow_power_profile(&self, on: bool) {
-        self.update(|m| m.follow_power_profile = on).await;
-        self.save();
-    }
-
     /// A stats snapshot from the running scheduler.
     pub async fn stats(&self) -> Result<Stats, Error> {
         let state = self.model().state;
@@ -471,60 +407,6 @@ impl Daemon {
 fn cancel_pending_restart(sup: &mut Supervision) {
     if let Some((_, handle)) = sup.pending_restart.take() {
         handle.abort();
-    }
-}
-
-/// The model at start: the saved choice if it is still valid, else the default profile.
-fn initial_model(config: &Config, saved: Option<SavedState>, sched_ext: &SchedExt) -> Model {
-    let default = config
-        .profile(&config.default_profile)
-        .or_else(|| config.profiles.first());
-    let from_profile = |p: &crate::config::ProfileConfig| {
-        (
-            p.name.clone(),
-            Settings {
-                mode: p.mode,
-                preemption: p.preemption,
-            },
-        )
-    };
-    let fallback = default.map_or_else(
-        || (CUSTOM_PROFILE.to_owned(), Settings::default()),
-        from_profile,
-    );
-    let (profile, settings) = match &saved {
-        Some(s) if s.profile == CUSTOM_PROFILE => (
-            s.profile.clone(),
-            Settings {
-                mode: s.mode,
-                preemption: s.preemption,
-            },
-        ),
-        Some(s) => match config.profile(&s.profile) {
-            Some(p) => from_profile(p),
-            None => {
-                tracing::warn!("saved profile {:?} no longer exists", s.profile);
-                fallback
-            }
-        },
-        None => fallback,
-    };
-    let (state, reason) = if sched_ext.supported() {
-        (SchedulerState::Stopped, "Not started yet".to_owned())
-    } else {
-        (SchedulerState::Unsupported, sched_ext.unsupported_reason())
-    };
-    Model {
-        state,
-        reason,
-        profile,
-        settings,
-        auto_power_source: saved
-            .as_ref()
-            .map_or(config.auto_power_source, |s| s.auto_power_source),
-        follow_power_profile: saved
-            .as_ref()
-            .map_or(config.follow_power_profile, |s| s.follow_power_profile),
     }
 }
 

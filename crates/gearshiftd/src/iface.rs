@@ -10,11 +10,12 @@ use gearshift_dbus::{
 use gearshift_types::Stats;
 use zbus::message::Header;
 use zbus::object_server::SignalEmitter;
-use zbus::zvariant::OwnedValue;
+use zbus::zvariant::{OwnedValue, Value};
 use zbus::Connection;
 
 use crate::daemon::{Daemon, Model};
 use crate::polkit::authorize;
+use crate::rules::Hold;
 
 pub struct Scheduler1 {
     daemon: Arc<Daemon>,
@@ -93,6 +94,29 @@ impl Scheduler1 {
         self.daemon.restart().await
     }
 
+    #[zbus(out_args("cookie"))]
+    async fn hold_profile(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+        profile: String,
+        reason: String,
+        application_id: String,
+    ) -> Result<u32, Error> {
+        authorize(conn, &header, ACTION_SWITCH_PROFILE).await?;
+        self.daemon
+            .hold_profile(&profile, &reason, &application_id, &sender(&header))
+            .await
+    }
+
+    async fn release_profile(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        cookie: u32,
+    ) -> Result<(), Error> {
+        self.daemon.release_profile(cookie, &sender(&header)).await
+    }
+
     #[zbus(out_args("stats"))]
     async fn get_stats(&self) -> Result<HashMap<String, OwnedValue>, Error> {
         Ok(stats_to_dict(&self.daemon.stats().await?))
@@ -132,6 +156,9 @@ impl Scheduler1 {
         will_restart: bool,
     ) -> zbus::Result<()>;
 
+    #[zbus(signal)]
+    async fn profile_released(emitter: &SignalEmitter<'_>, cookie: u32) -> zbus::Result<()>;
+
     #[zbus(property)]
     fn state(&self) -> String {
         self.daemon.model().state.to_string()
@@ -156,6 +183,26 @@ impl Scheduler1 {
     ) -> zbus::fdo::Result<()> {
         authorize_write(conn, header.as_ref(), ACTION_SWITCH_PROFILE).await?;
         Ok(self.daemon.set_profile(&value).await?)
+    }
+
+    #[zbus(property)]
+    fn profile_reason(&self) -> String {
+        self.daemon.model().profile_reason.as_str().to_owned()
+    }
+
+    #[zbus(property)]
+    fn active_holds(&self) -> Vec<HashMap<String, OwnedValue>> {
+        self.daemon.model().holds.iter().map(hold_dict).collect()
+    }
+
+    #[zbus(property)]
+    fn on_battery(&self) -> bool {
+        self.daemon.model().on_battery
+    }
+
+    #[zbus(property)]
+    fn power_profile(&self) -> String {
+        self.daemon.model().power_profile
     }
 
     #[zbus(property)]
@@ -229,12 +276,32 @@ impl Scheduler1 {
     }
 }
 
+fn hold_dict(h: &Hold) -> HashMap<String, OwnedValue> {
+    let text = |s: &str| OwnedValue::try_from(Value::from(s)).ok();
+    let mut d = HashMap::new();
+    d.insert("cookie".to_owned(), OwnedValue::from(h.cookie));
+    for (key, value) in [
+        ("profile", &h.profile),
+        ("reason", &h.reason),
+        ("application_id", &h.application_id),
+    ] {
+        if let Some(v) = text(value) {
+            d.insert(key.to_owned(), v);
+        }
+    }
+    d
+}
+
 /// Which properties differ between two models.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Changed {
     pub state: bool,
     pub reason: bool,
     pub profile: bool,
+    pub profile_reason: bool,
+    pub holds: bool,
+    pub on_battery: bool,
+    pub power_profile: bool,
     pub mode: bool,
     pub preemption: bool,
     pub auto_power_source: bool,
@@ -247,6 +314,10 @@ impl Changed {
             state: a.state != b.state,
             reason: a.reason != b.reason,
             profile: a.profile != b.profile,
+            profile_reason: a.profile_reason != b.profile_reason,
+            holds: a.holds != b.holds,
+            on_battery: a.on_battery != b.on_battery,
+            power_profile: a.power_profile != b.power_profile,
             mode: a.settings.mode != b.settings.mode,
             preemption: a.settings.preemption != b.settings.preemption,
             auto_power_source: a.auto_power_source != b.auto_power_source,
@@ -277,6 +348,18 @@ pub async fn publish(conn: &Connection, changed: Changed) {
     if changed.profile {
         results.push(iface.profile_changed(emitter).await);
     }
+    if changed.profile_reason {
+        results.push(iface.profile_reason_changed(emitter).await);
+    }
+    if changed.holds {
+        results.push(iface.active_holds_changed(emitter).await);
+    }
+    if changed.on_battery {
+        results.push(iface.on_battery_changed(emitter).await);
+    }
+    if changed.power_profile {
+        results.push(iface.power_profile_changed(emitter).await);
+    }
     if changed.mode {
         results.push(iface.mode_changed(emitter).await);
     }
@@ -306,6 +389,14 @@ pub async fn scheduler_exited(conn: &Connection, reason: &str, will_restart: boo
     }
 }
 
+pub async fn profile_released(conn: &Connection, cookie: u32) {
+    if let Some(e) = emitter(conn) {
+        if let Err(err) = Scheduler1::profile_released(&e, cookie).await {
+            tracing::warn!("cannot emit ProfileReleased: {err}");
+        }
+    }
+}
+
 pub async fn emit_stats(conn: &Connection, stats: &Stats) {
     if let Some(e) = emitter(conn) {
         if let Err(err) = Scheduler1::stats(&e, stats_to_dict(stats)).await {
@@ -314,7 +405,7 @@ pub async fn emit_stats(conn: &Connection, stats: &Stats) {
     }
 }
 
-/// Drops the stats subscriptions of clients that leave the bus.
+/// Drops the stats subscriptions and holds of clients that leave the bus.
 pub async fn watch_departures(conn: Connection, daemon: Arc<Daemon>) -> zbus::Result<()> {
     let dbus = zbus::fdo::DBusProxy::new(&conn).await?;
     let mut changes = dbus.receive_name_owner_changed().await?;
@@ -322,6 +413,7 @@ pub async fn watch_departures(conn: Connection, daemon: Arc<Daemon>) -> zbus::Re
         let Ok(args) = signal.args() else { continue };
         if args.new_owner().is_none() && args.name().starts_with(':') {
             daemon.stats_hub.owner_left(&daemon, args.name());
+            daemon.holder_left(args.name()).await;
         }
     }
     Ok(())

@@ -1,16 +1,20 @@
 //! gearshiftd: supervises scx_gearshift and serves io.github.gearshift.Scheduler1.
 
 mod child;
+mod choices;
 mod config;
 mod control;
 mod daemon;
 mod iface;
 mod persist;
 mod polkit;
+mod power;
 mod restart;
+mod rules;
 mod stats;
 mod sysfs;
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -61,7 +65,11 @@ fn init_logging(verbose: bool) {
     match journald {
         Some(layer) => registry.with(layer).init(),
         None => registry
-            .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(std::io::stderr)
+                    .with_ansi(std::io::stderr().is_terminal()),
+            )
             .init(),
     }
 }
@@ -106,6 +114,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         .context("connecting to the bus")?;
     daemon.attach(conn.clone());
     tokio::spawn(iface::watch_departures(conn.clone(), daemon.clone()));
+    tokio::spawn(daemon.clone().follow_power_services(conn.clone()));
     // The name last: once it is owned (systemd's readiness for Type=dbus), calls work.
     conn.request_name(BUS_NAME)
         .await

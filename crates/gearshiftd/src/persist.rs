@@ -15,8 +15,15 @@ pub struct SavedState {
     pub profile: String,
     pub mode: Mode,
     pub preemption: bool,
+    /// Why the saved profile was chosen ("user", "battery", "power-profile", "default").
+    #[serde(default = "user")]
+    pub profile_reason: String,
     pub auto_power_source: bool,
     pub follow_power_profile: bool,
+}
+
+fn user() -> String {
+    "user".into()
 }
 
 pub struct StateFile {
@@ -73,6 +80,7 @@ mod tests {
             profile: "low-power".into(),
             mode: Mode::LowPower,
             preemption: false,
+            profile_reason: "user".into(),
             auto_power_source: true,
             follow_power_profile: false,
         }

@@ -64,6 +64,8 @@ fn invalid_values_are_rejected() {
         "[stats]\nmin_interval_ms = 0\n",
         "[restart]\nmax_failures = 0\n",
         "[scheduler]\nstart_timeout_ms = 0\n",
+        "[auto]\nbattery_profile = \"nope\"\n",
+        "[auto.power_profiles]\nperformance = \"nope\"\n",
     ] {
         assert!(
             matches!(parse(text), Err(ConfigError::Invalid { .. })),
@@ -81,5 +83,38 @@ fn broken_file_falls_back_to_defaults() {
     assert_eq!(
         Config::load_or_default(&dir.path().join("missing.toml")),
         Config::default()
+    );
+}
+
+#[test]
+fn automatic_targets_default_sensibly() {
+    let config = Config::default();
+    let name = |p: Option<&ProfileConfig>| p.map(|p| p.name.clone());
+    assert_eq!(name(config.battery_profile()), Some("low-power".into()));
+    assert_eq!(
+        name(config.for_power_profile("power-saver")),
+        Some("low-power".into())
+    );
+    assert_eq!(
+        name(config.for_power_profile("balanced")),
+        Some("interactive".into())
+    );
+    assert_eq!(
+        name(config.for_power_profile("performance")),
+        Some("interactive".into())
+    );
+    assert_eq!(name(config.for_power_profile("turbo")), None);
+    // Custom profiles without "low-power": the default profile.
+    let custom = parse("default_profile = \"a\"\n[[profile]]\nname = \"a\"\nmode = \"fifo\"\n")
+        .expect("parses");
+    assert_eq!(name(custom.battery_profile()), Some("a".into()));
+    let mapped = parse(
+        "[auto]\nbattery_profile = \"fifo\"\n[auto.power_profiles]\nperformance = \"throughput\"\n",
+    )
+    .expect("parses");
+    assert_eq!(name(mapped.battery_profile()), Some("fifo".into()));
+    assert_eq!(
+        name(mapped.for_power_profile("performance")),
+        Some("throughput".into())
     );
 }

@@ -1,0 +1,112 @@
+//! Watching other system services' properties: UPower's `OnBattery` and
+//! power-profiles-daemon's `ActiveProfile` (under its current name and the legacy one that
+//! bookworm ships). Services may be absent, appear later, restart or leave; each watcher
+//! reports the value while the service is there and `None` when it leaves. No polling:
+//! PropertiesChanged and NameOwnerChanged only.
+
+use futures_util::StreamExt;
+use tokio::sync::mpsc;
+use zbus::names::{BusName, InterfaceName};
+use zbus::zvariant::OwnedValue;
+use zbus::Connection;
+
+/// A property of another service.
+#[derive(Debug, Clone, Copy)]
+pub struct Watched {
+    pub service: &'static str,
+    pub path: &'static str,
+    pub interface: &'static str,
+    pub property: &'static str,
+}
+
+pub const UPOWER_ON_BATTERY: Watched = Watched {
+    service: "org.freedesktop.UPower",
+    path: "/org/freedesktop/UPower",
+    interface: "org.freedesktop.UPower",
+    property: "OnBattery",
+};
+
+pub const PPD_ACTIVE_PROFILE: Watched = Watched {
+    service: "org.freedesktop.UPower.PowerProfiles",
+    path: "/org/freedesktop/UPower/PowerProfiles",
+    interface: "org.freedesktop.UPower.PowerProfiles",
+    property: "ActiveProfile",
+};
+
+/// power-profiles-daemon before 0.20 (Debian 12 ships 0.12).
+pub const PPD_LEGACY_ACTIVE_PROFILE: Watched = Watched {
+    service: "net.hadess.PowerProfiles",
+    path: "/net/hadess/PowerProfiles",
+    interface: "net.hadess.PowerProfiles",
+    property: "ActiveProfile",
+};
+
+/// Reports `watched`'s value on `tx` as `(watched.service, Some(value))`, and `None` while
+/// the service is absent. Ends when the receiver is gone or the bus connection fails.
+pub async fn watch(
+    conn: Connection,
+    watched: Watched,
+    tx: mpsc::UnboundedSender<(&'static str, Option<OwnedValue>)>,
+) -> zbus::Result<()> {
+    let dbus = zbus::fdo::DBusProxy::new(&conn).await?;
+    let mut owners = dbus
+        .receive_name_owner_changed_with_args(&[(0, watched.service)])
+        .await?;
+    let props = zbus::fdo::PropertiesProxy::builder(&conn)
+        .destination(watched.service)?
+        .path(watched.path)?
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .await?;
+    let mut changes = props.receive_properties_changed().await?;
+    let send = |value: Option<OwnedValue>| tx.send((watched.service, value)).is_ok();
+
+    // The service may be there already.
+    let name = BusName::try_from(watched.service)?;
+    if dbus.name_has_owner(name).await? {
+        let value = read(&props, &watched).await;
+        if !send(value) {
+            return Ok(());
+        }
+    }
+    loop {
+        tokio::select! {
+            change = owners.next() => {
+                let Some(change) = change else { return Ok(()) };
+                let present = change.args().is_ok_and(|a| a.new_owner().is_some());
+                let value = if present { read(&props, &watched).await } else { None };
+                if !send(value) {
+                    return Ok(());
+                }
+            }
+            change = changes.next() => {
+                let Some(change) = change else { return Ok(()) };
+                let Ok(args) = change.args() else { continue };
+                if args.interface_name().as_str() != watched.interface {
+                    continue;
+                }
+                let value = match args.changed_properties().get(watched.property) {
+                    Some(v) => v.try_to_owned().ok(),
+                    None if args.invalidated_properties().contains(&watched.property) => {
+                        read(&props, &watched).await
+                    }
+                    None => continue,
+                };
+                if !send(value) {
+                    return Ok(());
+                }
+            }
+        }
+    }
+}
+
+async fn read(props: &zbus::fdo::PropertiesProxy<'_>, watched: &Watched) -> Option<OwnedValue> {
+    let iface = InterfaceName::try_from(watched.interface).ok()?;
+    match props.get(iface, watched.property).await {
+        Ok(value) => Some(value),
+        Err(e) => {
+            tracing::debug!("{}.{}: {e}", watched.service, watched.property);
+            None
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! The precedence table, case by case.
+
+use gearshift_types::Mode;
+
+use super::*;
+
+fn s(mode: Mode, preemption: bool) -> Settings {
+    Settings { mode, preemption }
+}
+
+fn interactive() -> (String, Settings) {
+    ("interactive".into(), s(Mode::Interactive, true))
+}
+
+fn low_power() -> (String, Settings) {
+    ("low-power".into(), s(Mode::LowPower, false))
+}
+
+fn fifo() -> (String, Settings) {
+    ("fifo".into(), s(Mode::Fifo, true))
+}
+
+fn rules() -> Rules {
+    let (profile, settings) = interactive();
+    Rules::new(Choice {
+        profile,
+        settings,
+        reason: Reason::Default,
+    })
+}
+
+fn hold(profile: (String, Settings), owner: &str) -> Hold {
+    Hold {
+        cookie: 0,
+        profile: profile.0,
+        settings: profile.1,
+        reason: "test".into(),
+        application_id: "org.example.Test".into(),
+        owner: owner.into(),
+    }
+}
+
+fn now(r: &Rules) -> (String, &'static str) {
+    let e = r.effective();
+    (e.profile, e.reason.as_str())
+}
+
+fn is(profile: &str, reason: &'static str) -> (String, &'static str) {
+    (profile.to_owned(), reason)
+}
+
+#[test]
+fn default_until_someone_chooses() {
+    let mut r = rules();
+    assert_eq!(now(&r), is("interactive", "default"));
+    r.user_choice(fifo().0, fifo().1);
+    assert_eq!(now(&r), is("fifo", "user"));
+}
+
+#[test]
+fn unplug_switches_and_replug_restores() {
+    let mut r = rules();
+    r.user_choice(fifo().0, fifo().1);
+    r.power_source(true, low_power());
+    assert_eq!(now(&r), is("low-power", "battery"));
+    // A second "on battery" (e.g. the first reading after a restart) keeps what to restore.
+    r.power_source(true, low_power());
+    r.power_source(false, low_power());
+    assert_eq!(now(&r), is("fifo", "user"));
+}
+
+#[test]
+fn the_users_choice_on_battery_stands_after_replug() {
+    let mut r = rules();
+    r.power_source(true, low_power());
+    r.user_choice(fifo().0, fifo().1);
+    r.power_source(false, low_power());
+    assert_eq!(now(&r), is("fifo", "user"));
+    // …until the next unplug.
+    r.power_source(true, low_power());
+    assert_eq!(now(&r), is("low-power", "battery"));
+}
+
+#[test]
+fn a_hold_beats_the_automatic_rules() {
+    let mut r = rules();
+    let cookie = r.hold(hold(fifo(), ":1.5"));
+    assert_eq!(now(&r), is("fifo", "hold"));
+    r.power_source(true, low_power());
+    assert_eq!(now(&r), is("fifo", "hold"));
+    r.power_profile(interactive());
+    assert_eq!(now(&r), is("fifo", "hold"));
+    assert!(r.release(cookie, Some(":1.5")));
+    assert_eq!(now(&r), is("interactive", "power-profile"));
+}
+
+#[test]
+fn the_newest_hold_wins_and_releases_unwind() {
+    let mut r = rules();
+    let first = r.hold(hold(low_power(), ":1.5"));
+    let second = r.hold(hold(fifo(), ":1.6"));
+    assert_ne!(first, second);
+    assert_eq!(now(&r), is("fifo", "hold"));
+    assert!(r.release(second, Some(":1.6")));
+    assert_eq!(now(&r), is("low-power", "hold"));
+    assert!(r.release(first, Some(":1.5")));
+    assert_eq!(now(&r), is("interactive", "default"));
+}
+
+#[test]
+fn release_order_does_not_matter() {
+    let mut r = rules();
+    let first = r.hold(hold(low_power(), ":1.5"));
+    let second = r.hold(hold(fifo(), ":1.6"));
+    assert!(r.release(first, Some(":1.5")));
+    assert_eq!(now(&r), is("fifo", "hold"));
+    assert!(r.release(second, Some(":1.6")));
+    assert_eq!(now(&r), is("interactive", "default"));
+}
+
+#[test]
+fn only_the_holder_releases_a_hold() {
+    let mut r = rules();
+    let cookie = r.hold(hold(fifo(), ":1.5"));
+    assert!(!r.release(cookie, Some(":1.9")));
+    assert!(!r.release(cookie + 1, Some(":1.5")));
+    assert_eq!(now(&r), is("fifo", "hold"));
+}
+
+#[test]
+fn a_holder_that_leaves_loses_only_its_holds() {
+    let mut r = rules();
+    let a = r.hold(hold(low_power(), ":1.5"));
+    r.hold(hold(fifo(), ":1.6"));
+    r.hold(hold(interactive(), ":1.5"));
+    let mut gone = r.release_owner(":1.5");
+    gone.sort_unstable();
+    assert_eq!(gone.len(), 2);
+    assert_eq!(gone[0], a);
+    assert_eq!(now(&r), is("fifo", "hold"));
+}
+
+#[test]
+fn the_users_choice_releases_every_hold() {
+    let mut r = rules();
+    let a = r.hold(hold(low_power(), ":1.5"));
+    let b = r.hold(hold(fifo(), ":1.6"));
+    let released = r.user_choice(interactive().0, interactive().1);
+    assert_eq!(released, [a, b]);
+    assert!(r.holds().is_empty());
+    assert_eq!(now(&r), is("interactive", "user"));
+}
+
+#[test]
+fn power_profile_events_and_user_choices_alternate() {
+    let mut r = rules();
+    r.power_profile(low_power());
+    assert_eq!(now(&r), is("low-power", "power-profile"));
+    r.user_choice(fifo().0, fifo().1);
+    assert_eq!(now(&r), is("fifo", "user"));
+    r.power_profile(interactive());
+    assert_eq!(now(&r), is("interactive", "power-profile"));
+}
+
+#[test]
+fn a_power_profile_event_on_battery_is_not_undone_by_replug() {
+    let mut r = rules();
+    r.power_source(true, low_power());
+    r.power_profile(fifo());
+    r.power_source(false, low_power());
+    assert_eq!(now(&r), is("fifo", "power-profile"));
+}

@@ -1,0 +1,199 @@
+//! In a sched_ext VM: the real gearshiftd runs the real scx_gearshift on a private system
+//! bus; profiles switch under load, a killed scheduler is reported and restarted. Prints the
+//! SetProfile round trip, the daemon's RSS and its wakeups with and without a subscriber.
+
+use std::path::Path;
+
+use gearshift_testbus::{repo_root, workspace_bin};
+use xtask::bus::system_bus_config;
+use xtask::{run_in_vm, VmConfig, VmOutput};
+
+const SCRIPT: &str = r#"
+set -u
+export DBUS_SYSTEM_BUS_ADDRESS=unix:path=/tmp/gs-bus.sock
+B="busctl --timeout=120"
+DEST="io.github.gearshift.Scheduler1 /io/github/gearshift/Scheduler1 io.github.gearshift.Scheduler1"
+prop() { $B get-property $DEST "$1" | cut -d' ' -f2- | tr -d '"'; }
+stat() { $B --json=short call $DEST GetStats | /usr/bin/python3 -c 'import json,sys; v = json.load(sys.stdin)["data"][0][sys.argv[1]]["data"]; print(v if isinstance(v, str) else json.dumps(v))' "$1"; }
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+wait_state() {
+    for _ in $(seq 1 600); do [ "$(prop State)" = "$1" ] && return 0; sleep 0.2; done
+    echo "state stuck at $(prop State): $(prop StateReason)"; cat /tmp/gsd.log; exit 91
+}
+# Context switches per second of the daemon's threads that live through the whole window
+# (the blocking-pool threads come and go).
+snap() { for t in /proc/$GSD/task/*; do echo "${t##*/} $(awk '/ctxt_switches/{s+=$2} END{print s}' $t/status)"; done; }
+wakeups() {
+    snap > /tmp/w1; sleep "$1"; snap > /tmp/w2
+    awk -v d="$1" 'NR==FNR{a[$1]=$2; next} ($1 in a){s+=$2-a[$1]} END{printf "%.2f\n", s/d}' /tmp/w1 /tmp/w2
+}
+
+dbus-daemon --config-file="$RUN/bus.conf" --fork --nopidfile || exit 92
+"$GEARSHIFTD" --config "$RUN/config.toml" --state-dir /tmp/gs-state --runtime-dir /tmp/gs-run > /tmp/gsd.log 2>&1 &
+GSD=$!
+for _ in $(seq 1 100); do busctl status io.github.gearshift.Scheduler1 >/dev/null 2>&1 && break; sleep 0.2; done
+wait_state running
+echo "kernel_state=$(cat /sys/kernel/sched_ext/state)"
+echo "kernel_ops=$(cat /sys/kernel/sched_ext/root/ops)"
+echo "rss_start_kib=$(awk '/VmRSS/{print $2}' /proc/$GSD/status)"
+
+t0=$(now_ms); prop Version > /dev/null; t1=$(now_ms)
+echo "idle_get_property_ms=$((t1 - t0))"
+for p in low-power interactive; do
+    t0=$(now_ms); $B call $DEST SetProfile s $p; t1=$(now_ms)
+    echo "idle_roundtrip_ms_$p=$((t1 - t0))"
+done
+echo "wakeups_idle=$(wakeups 10)"
+"$GEARSHIFTCTL" stats --watch --interval-ms 1000 > /tmp/watch.log 2>&1 &
+WATCH=$!
+sleep 2
+echo "wakeups_subscribed=$(wakeups 10)"
+kill -INT $WATCH
+echo "watch_lines=$(wc -l < /tmp/watch.log)"
+
+"$STRESS_NG" --cpu 4 --timeout 300 > /dev/null 2>&1 &
+LOAD=$!
+sleep 2
+for p in low-power fifo throughput interactive; do
+    t0=$(now_ms)
+    $B call $DEST SetProfile s $p || echo "setprofile_failed_$p"
+    t1=$(now_ms)
+    echo "roundtrip_ms_$p=$((t1 - t0))"
+    echo "stats_mode_$p=$(stat mode) preemption=$(stat preemption)"
+done
+$B set-property $DEST Preemption b false
+echo "after_preempt_off=$(stat preemption) profile=$(prop Profile)"
+$B set-property $DEST Preemption b true
+
+dbus-monitor --address "$DBUS_SYSTEM_BUS_ADDRESS" "type='signal',member='SchedulerExited'" > /tmp/monitor.log 2>&1 &
+MON=$!
+sleep 1
+OLD=$(pgrep -P $GSD scx_gearshift)
+echo "old_pid=$OLD"
+kill -9 "$OLD"
+sleep 1
+wait_state running
+NEW=$(pgrep -P $GSD scx_gearshift)
+echo "new_pid=$NEW"
+echo "after_restart_kernel_state=$(cat /sys/kernel/sched_ext/state)"
+echo "after_restart_mode=$(stat mode)"
+sleep 1
+kill $MON
+grep -A2 SchedulerExited /tmp/monitor.log | tr '\n' ' ' | sed 's/^/exited_signal=/'; echo
+kill $LOAD
+echo "rss_end_kib=$(awk '/VmRSS/{print $2}' /proc/$GSD/status)"
+
+$B call $DEST Stop
+echo "after_stop=$(prop State) kernel=$(cat /sys/kernel/sched_ext/state)"
+kill -TERM $GSD
+for _ in $(seq 1 50); do kill -0 $GSD 2>/dev/null || break; sleep 0.2; done
+echo "daemon_gone=$(kill -0 $GSD 2>/dev/null && echo no || echo yes)"
+echo "--- gearshiftd log ---"; tail -30 /tmp/gsd.log
+"#;
+
+fn field<'a>(out: &'a VmOutput, key: &str) -> &'a str {
+    out.output
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("no {key}= in the output:\n{}", out.output))
+}
+
+fn number(out: &VmOutput, key: &str) -> f64 {
+    field(out, key)
+        .parse()
+        .unwrap_or_else(|_| panic!("{key} is not a number:\n{}", out.output))
+}
+
+#[test]
+#[ignore = "boots a sched_ext VM (cargo xtask kernel); run with --ignored"]
+fn real_daemon_runs_real_scheduler() {
+    let run = tempfile::Builder::new()
+        .prefix("vm-daemon-")
+        .tempdir_in(repo_root().join("target"))
+        .expect("run dir under target/ (shared with the guest)");
+    let dir = run.path();
+    std::fs::write(
+        dir.join("bus.conf"),
+        system_bus_config(Path::new("/tmp/gs-bus.sock")),
+    )
+    .expect("bus.conf");
+    let scheduler = workspace_bin("scx_gearshift");
+    std::fs::write(
+        dir.join("config.toml"),
+        format!(
+            "autostart = true\n[scheduler]\npath = {:?}\nstart_timeout_ms = 60000\n",
+            scheduler.display().to_string()
+        ),
+    )
+    .expect("config.toml");
+    let stress_ng = xtask::tools::stress_ng(&xtask::cache::Cache::from_env()).expect("stress-ng");
+    let cfg = VmConfig {
+        cpus: 2,
+        timeout: std::time::Duration::from_secs(900),
+        env: vec![
+            ("RUN".into(), dir.display().to_string()),
+            (
+                "GEARSHIFTD".into(),
+                workspace_bin("gearshiftd").display().to_string(),
+            ),
+            (
+                "GEARSHIFTCTL".into(),
+                workspace_bin("gearshiftctl").display().to_string(),
+            ),
+            ("STRESS_NG".into(), stress_ng.display().to_string()),
+        ],
+        ..VmConfig::default()
+    };
+    let out = run_in_vm(&cfg, SCRIPT).expect("VM run");
+    eprintln!("--- guest output ---\n{}", out.output);
+    assert_eq!(field(&out, "kernel_state"), "enabled");
+    assert!(field(&out, "kernel_ops").starts_with("gearshift"));
+    for (profile, mode, preemption) in [
+        ("low-power", "low-power", "false"),
+        ("fifo", "fifo", "true"),
+        ("throughput", "interactive", "false"),
+        ("interactive", "interactive", "true"),
+    ] {
+        assert_eq!(
+            field(&out, &format!("stats_mode_{profile}")),
+            format!("{mode} preemption={preemption}"),
+            "the scheduler's own stats show the profile"
+        );
+    }
+    assert_eq!(field(&out, "after_preempt_off"), "false profile=throughput");
+    assert_ne!(field(&out, "old_pid"), field(&out, "new_pid"));
+    assert_eq!(field(&out, "after_restart_kernel_state"), "enabled");
+    assert_eq!(field(&out, "after_restart_mode"), "interactive");
+    let exited = field(&out, "exited_signal");
+    assert!(
+        exited.contains("SIGKILL") && exited.contains("boolean true"),
+        "SchedulerExited(reason, will_restart=true): {exited}"
+    );
+    assert_eq!(field(&out, "after_stop"), "stopped kernel=disabled");
+    assert_eq!(field(&out, "daemon_gone"), "yes");
+    assert!(
+        number(&out, "watch_lines") >= 3.0,
+        "stats --watch printed updates"
+    );
+    for p in ["low-power", "fifo", "throughput", "interactive"] {
+        eprintln!(
+            "SetProfile {p}: {} ms (emulated VM, 2x CPU load)",
+            number(&out, &format!("roundtrip_ms_{p}"))
+        );
+    }
+    eprintln!(
+        "SetProfile without load: {} ms, {} ms (a property read: {} ms)",
+        number(&out, "idle_roundtrip_ms_low-power"),
+        number(&out, "idle_roundtrip_ms_interactive"),
+        number(&out, "idle_get_property_ms")
+    );
+    eprintln!(
+        "gearshiftd RSS: {} KiB at start, {} KiB at end; wakeups/s: {} idle, {} with a 1 s subscriber",
+        number(&out, "rss_start_kib"),
+        number(&out, "rss_end_kib"),
+        number(&out, "wakeups_idle"),
+        number(&out, "wakeups_subscribed")
+    );
+}

@@ -1,0 +1,60 @@
+//! A private system bus for tests and the demo: a dbus-daemon configuration like Debian's
+//! system bus, with gearshiftd's own policy file, so policy mistakes show.
+
+use std::path::{Path, PathBuf};
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A dbus-daemon config like Debian's system bus (default deny, root may own only the
+/// service names used here) listening on `socket`, with gearshiftd's policy file included.
+pub fn system_bus_config(socket: &Path) -> String {
+    let policy = repo_root().join("data/dbus-1/system.d/io.github.gearshift.Scheduler1.conf");
+    format!(
+        r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path={socket}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+<allow user="*"/>
+<deny own="*"/>
+<deny send_type="method_call"/>
+<allow send_type="signal"/>
+<allow send_requested_reply="true" send_type="method_return"/>
+<allow send_requested_reply="true" send_type="error"/>
+<allow receive_type="method_call"/>
+<allow receive_type="method_return"/>
+<allow receive_type="error"/>
+<allow receive_type="signal"/>
+<allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+<allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+<allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
+  </policy>
+  <!-- The doubles of other system services, as their own policy files would allow. -->
+  <policy user="root">
+<allow own="org.freedesktop.PolicyKit1"/>
+<allow own="org.freedesktop.UPower"/>
+<allow own="org.freedesktop.UPower.PowerProfiles"/>
+<allow own="net.hadess.PowerProfiles"/>
+<allow send_destination="org.freedesktop.PolicyKit1"/>
+<allow send_destination="org.freedesktop.UPower"/>
+<allow send_destination="org.freedesktop.UPower.PowerProfiles"/>
+<allow send_destination="net.hadess.PowerProfiles"/>
+<allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Monitoring"/>
+  </policy>
+  <policy context="default">
+<allow send_destination="org.freedesktop.UPower"/>
+<allow send_destination="org.freedesktop.UPower.PowerProfiles"/>
+<allow send_destination="net.hadess.PowerProfiles"/>
+  </policy>
+  <include>{policy}</include>
+</busconfig>
+"#,
+        socket = socket.display(),
+        policy = policy.display()
+    )
+}

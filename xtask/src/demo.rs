@@ -1,0 +1,106 @@
+//! `cargo xtask demo`: in a sched_ext VM, gearshiftd (release build) starts scx_gearshift on a
+//! private system bus, and gearshiftctl drives it the way a user would, under load.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use crate::bus::system_bus_config;
+
+/// The guest's narrated session. Binaries and the run directory come in the environment.
+const SCRIPT: &str = r#"
+set -u
+export DBUS_SYSTEM_BUS_ADDRESS=unix:path=/tmp/gs-bus.sock
+ctl() { echo "\$ gearshiftctl $*"; "$GEARSHIFTCTL" "$@" 2>&1 | sed 's/^/  /'; }
+wait_state() {
+    for _ in $(seq 1 600); do
+        [ "$("$GEARSHIFTCTL" --json status | sed -n 's/.*"state":"\([a-z]*\)".*/\1/p')" = "$1" ] && return 0
+        sleep 0.2
+    done
+    echo "gearshiftd did not reach $1:"; tail -20 /tmp/gsd.log; exit 1
+}
+
+echo "== guest kernel $(uname -r), $(nproc) CPUs; sched_ext: $(cat /sys/kernel/sched_ext/state)"
+dbus-daemon --config-file="$RUN/bus.conf" --fork --nopidfile
+"$GEARSHIFTD" --config "$RUN/config.toml" --state-dir /tmp/gs-state --runtime-dir /tmp/gs-run > /tmp/gsd.log 2>&1 &
+GSD=$!
+echo "== gearshiftd started (pid $GSD); it starts scx_gearshift (autostart) and waits for the kernel"
+wait_state running
+ctl status
+echo "   kernel: sched_ext $(cat /sys/kernel/sched_ext/state), ops $(cat /sys/kernel/sched_ext/root/ops)"
+ctl list-profiles
+
+echo "== 4 CPU hogs on $(nproc) CPUs, and hackbench, under the interactive profile"
+stress-ng --cpu 4 --cpu-method loop -t 60 -q &
+LOAD=$!
+hackbench -g 4 -l 50 | grep Time
+ctl stats
+
+echo "== switching live, under load (each returns once the scheduler has it in effect)"
+ctl profile low-power
+sleep 2
+ctl --json stats | tr ',' '\n' | grep -E '"(mode|nr_active_cpus|nr_online_cpus)"'
+ctl mode fifo
+ctl preempt off
+ctl status
+ctl profile interactive
+
+echo "== kill -9 of the scheduler: gearshiftd reports why and restarts it"
+kill -9 "$(pgrep -P $GSD scx_gearshift)"
+sleep 0.5
+ctl status
+wait_state running
+ctl status
+kill $LOAD 2>/dev/null
+
+echo "== stop: the kernel's default scheduler takes over"
+ctl stop
+echo "   kernel: sched_ext $(cat /sys/kernel/sched_ext/state)"
+kill -TERM $GSD
+sleep 1
+echo "== gearshiftd's log (last lines)"
+tail -8 /tmp/gsd.log
+"#;
+
+/// Where `cargo build --release` puts the binaries.
+fn release_bin(name: &str) -> Result<PathBuf> {
+    let path = crate::bench::target_dir().join("release").join(name);
+    if !path.is_file() {
+        bail!(
+            "{} is missing: cargo build --release --workspace first",
+            path.display()
+        );
+    }
+    Ok(path)
+}
+
+/// Writes the demo's bus and daemon configs into `run` (shared with the guest); returns the
+/// script and the environment it needs.
+pub fn prepare(run: &Path) -> Result<(String, Vec<(String, String)>)> {
+    std::fs::write(
+        run.join("bus.conf"),
+        system_bus_config(Path::new("/tmp/gs-bus.sock")),
+    )
+    .context("writing the demo bus config")?;
+    let scheduler = release_bin("scx_gearshift")?;
+    std::fs::write(
+        run.join("config.toml"),
+        format!(
+            "autostart = true\n[scheduler]\npath = {:?}\nstart_timeout_ms = 60000\n",
+            scheduler.display().to_string()
+        ),
+    )
+    .context("writing the demo daemon config")?;
+    let env = vec![
+        ("RUN".to_owned(), run.display().to_string()),
+        (
+            "GEARSHIFTD".to_owned(),
+            release_bin("gearshiftd")?.display().to_string(),
+        ),
+        (
+            "GEARSHIFTCTL".to_owned(),
+            release_bin("gearshiftctl")?.display().to_string(),
+        ),
+    ];
+    Ok((SCRIPT.to_owned(), env))
+}
