@@ -21,6 +21,7 @@ APT_PACKAGES=(
   libxml2-utils polkitd   # data/ file tests: xmllint, polkit's policy DTD
   desktop-file-utils      # gearshift-tray tests: the autostart file
   gjs nodejs              # GNOME Shell extension tests (gjs; eslint: install_eslint)
+  libgtk-4-dev libadwaita-1-dev gettext appstream   # the app (gearshift-app), po/, metainfo
 )
 # Packages taken from bookworm-backports (qemu 10 boots the 7.x kernels reliably).
 BPO_PACKAGES=(qemu-system-x86)

@@ -1,0 +1,9 @@
+//! The app's widgets, each built from the .ui template beside it.
+
+mod stats_graph;
+mod status_panel;
+mod window;
+
+pub use stats_graph::StatsGraph;
+pub use status_panel::StatusPanel;
+pub use window::{ProfileRow, Window};
