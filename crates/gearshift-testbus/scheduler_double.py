@@ -83,6 +83,11 @@ def answer(req):
         settings["mode"] = req["mode"]
     elif kind == "set-preemption":
         settings["preemption"] = bool(req.get("enabled"))
+    elif kind == "set-settings":
+        new = req.get("settings") or {}
+        if new.get("mode") not in MODES or not isinstance(new.get("preemption"), bool):
+            return {"response": "error", "message": "bad settings"}
+        settings.update(mode=new["mode"], preemption=new["preemption"])
     elif kind == "get-stats":
         up = int((time.monotonic() - started) * 1000)
         stats = {"mode": settings["mode"], "preemption": settings["preemption"],

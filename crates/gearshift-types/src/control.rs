@@ -40,6 +40,8 @@ pub enum Request {
     SetMode { mode: Mode },
     /// Turn wakeup preemption on or off; answered with the settings in effect afterwards.
     SetPreemption { enabled: bool },
+    /// Switch mode and preemption together (one round trip, no state in between).
+    SetSettings { settings: Settings },
     /// The settings in effect.
     GetSettings,
     /// A stats snapshot.
@@ -171,6 +173,23 @@ mod tests {
                 mode: Mode::Interactive
             }
         );
+    }
+
+    #[test]
+    fn set_settings_carries_both() {
+        let line = b"{\"request\":\"set-settings\",\"settings\":{\"mode\":\"fifo\",\"preemption\":false}}\n";
+        let request: Request = read_message(&mut &line[..]).unwrap().unwrap();
+        assert_eq!(
+            request,
+            Request::SetSettings {
+                settings: Settings {
+                    mode: Mode::Fifo,
+                    preemption: false
+                }
+            }
+        );
+        let half = b"{\"request\":\"set-settings\",\"settings\":{\"mode\":\"fifo\"}}\n";
+        assert!(read_message::<Request>(&mut &half[..]).is_err());
     }
 
     #[test]

@@ -37,16 +37,9 @@ impl Control {
         self.settings_of(Request::GetSettings).await
     }
 
-    /// Applies both settings; each is acknowledged only once in effect.
+    /// Applies both settings at once; acknowledged only once in effect.
     pub async fn apply(&self, settings: Settings) -> Result<Settings, ProtocolError> {
-        self.settings_of(Request::SetMode {
-            mode: settings.mode,
-        })
-        .await?;
-        self.settings_of(Request::SetPreemption {
-            enabled: settings.preemption,
-        })
-        .await
+        self.settings_of(Request::SetSettings { settings }).await
     }
 
     pub async fn stats(&self) -> Result<Stats, ProtocolError> {

@@ -141,6 +141,9 @@ mod tests {
                         ..Settings::default()
                     },
                 },
+                Request::SetSettings { settings } => Response::Settings {
+                    settings: *settings,
+                },
                 Request::GetSettings => Response::Settings {
                     settings: Settings::default(),
                 },

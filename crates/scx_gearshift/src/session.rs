@@ -167,6 +167,14 @@ impl<'obj> Session<'obj> {
                     settings: self.settings,
                 }
             }
+            Request::SetSettings { settings } => {
+                self.bpf.set_mode(settings.mode);
+                self.bpf.set_preemption(settings.preemption);
+                self.settings = *settings;
+                Response::Settings {
+                    settings: self.settings,
+                }
+            }
             Request::GetSettings => Response::Settings {
                 settings: self.settings,
             },
