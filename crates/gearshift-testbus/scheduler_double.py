@@ -8,6 +8,7 @@ steered through files in $GEARSHIFT_DOUBLE_DIR:
   crash        (created while running) exit with a kernel-style exit report
   refuse       answer every request with an error
   hang-start   never report enabled
+  hotplug      (created while running) re-attach in-process, as on CPU hotplug
 It records its pid in "pid", its arguments in "args" and every request in "requests.log".
 """
 import argparse
@@ -22,6 +23,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--mode", default="interactive")
 ap.add_argument("--preemption", default="true")
 ap.add_argument("--control-socket", required=True)
+ap.add_argument("--report-events", action="store_true")
 args, _ = ap.parse_known_args()
 
 ctl = os.environ["GEARSHIFT_DOUBLE_DIR"]
@@ -39,6 +41,11 @@ def kernel_state(state):
         f.write(state + "\n")
     with open(os.path.join(sysfs, "root", "ops"), "w") as f:
         f.write("gearshift\n" if state == "enabled" else "")
+
+
+def event(name):
+    if args.report_events:
+        print("gearshift-event: " + name, file=sys.stderr, flush=True)
 
 
 def leave(code, report):
@@ -69,6 +76,7 @@ srv.listen(8)
 srv.settimeout(0.05)
 if not flag("hang-start"):
     kernel_state("enabled")
+    event("attached")
 
 
 def answer(req):
@@ -100,6 +108,15 @@ def answer(req):
 
 
 while True:
+    if flag("hotplug"):
+        os.unlink(os.path.join(ctl, "hotplug"))
+        kernel_state("disabled")
+        print("EXIT: unregistered from the main kernel (cpu 1 going offline, restarting)",
+              file=sys.stderr, flush=True)
+        event("restarting")
+        time.sleep(0.3)
+        kernel_state("enabled")
+        event("attached")
     if flag("crash"):
         os.unlink(os.path.join(ctl, "crash"))
         leave(1, "EXIT: runtime error (the double was told to crash)")

@@ -63,7 +63,7 @@ tail -8 /tmp/gsd.log
 "#;
 
 /// Where `cargo build --release` puts the binaries.
-fn release_bin(name: &str) -> Result<PathBuf> {
+pub fn release_bin(name: &str) -> Result<PathBuf> {
     let path = crate::bench::target_dir().join("release").join(name);
     if !path.is_file() {
         bail!(

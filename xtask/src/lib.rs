@@ -16,6 +16,7 @@ pub mod demo;
 pub mod download;
 pub mod kconfig;
 pub mod kernel;
+pub mod soak;
 pub mod tools;
 pub mod vm;
 

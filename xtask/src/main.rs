@@ -50,6 +50,21 @@ enum Cmd {
     BenchPolicy,
     /// Fetch the test tools Debian 12 lacks (stress-ng 0.19); print the stress-ng launcher.
     Tools,
+    /// Soak: gearshiftd + scx_gearshift (release builds) under rotating load, D-Bus switches
+    /// and CPU hotplug; prints what happened and fails if anything went wrong.
+    Soak {
+        #[command(flatten)]
+        kernel: KernelArgs,
+        /// How long the load runs, in minutes.
+        #[arg(long, default_value_t = 30)]
+        minutes: u64,
+        /// Virtual CPUs (hotplug takes one of CPUs 1..N offline at a time).
+        #[arg(long, default_value_t = 4)]
+        cpus: u32,
+        /// Guest memory in MiB.
+        #[arg(long, default_value_t = 2048)]
+        memory_mib: u32,
+    },
     /// Boot the VM: gearshiftd runs scx_gearshift, gearshiftctl switches it under load.
     Demo {
         #[command(flatten)]
@@ -165,6 +180,34 @@ fn main() -> Result<ExitCode> {
         Cmd::Tools => {
             println!("{}", xtask::tools::stress_ng(&cache)?.display());
             Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Soak {
+            kernel,
+            minutes,
+            cpus,
+            memory_mib,
+        } => {
+            let bins = xtask::soak::Binaries {
+                scheduler: xtask::demo::release_bin("scx_gearshift")?,
+                daemon: xtask::demo::release_bin("gearshiftd")?,
+                ctl: xtask::demo::release_bin("gearshiftctl")?,
+            };
+            let kernel = obtain(&cache, &kernel, false)?;
+            let cfg = xtask::soak::SoakConfig {
+                duration: Duration::from_secs(minutes * 60),
+                cpus,
+                memory_mib,
+            };
+            let run = xtask::bench::target_dir().join("soak");
+            let out = xtask::soak::run(&cache, &kernel, &bins, &cfg, &run)?;
+            let problems = xtask::soak::verdict(&out);
+            if problems.is_empty() && out.success() {
+                println!("soak: passed ({minutes} min, {cpus} vCPUs)");
+                Ok(ExitCode::SUCCESS)
+            } else {
+                println!("soak: FAILED: {}", problems.join("; "));
+                Ok(ExitCode::FAILURE)
+            }
         }
         Cmd::Demo { vm } => {
             // Under target/: the guest sees the host's root, not its /tmp.

@@ -3,6 +3,7 @@
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 use gearshift_types::Settings;
@@ -20,6 +21,20 @@ pub struct ChildSpec {
     pub control_socket: PathBuf,
 }
 
+/// What the scheduler process tells its supervisor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChildEvent {
+    /// The kernel enabled it (at start and after each restart).
+    Attached,
+    /// The kernel asked it to restart (CPU hotplug); `reason` is the kernel's exit report.
+    Restarting { reason: String },
+    /// The process ended.
+    Exited { reason: String },
+}
+
+/// Receives a child's events with the child's generation.
+pub type EventSink = Arc<dyn Fn(u64, ChildEvent) + Send + Sync>;
+
 /// A started scheduler. Dropping it does not stop the process; [`RunningChild::terminate`] does.
 pub struct RunningChild {
     pub pid: u32,
@@ -28,13 +43,13 @@ pub struct RunningChild {
 }
 
 impl RunningChild {
-    /// Starts the scheduler with `settings`. `on_exit` runs once the process has ended and its
-    /// output is read, with the generation and the reason it ended.
+    /// Starts the scheduler with `settings`; its events go to `sink`, the last being
+    /// [`ChildEvent::Exited`] once the process has ended and its output is read.
     pub fn spawn(
         spec: &ChildSpec,
         settings: Settings,
         generation: u64,
-        on_exit: impl FnOnce(u64, String) + Send + 'static,
+        sink: EventSink,
     ) -> std::io::Result<Self> {
         let _ = std::fs::remove_file(&spec.control_socket);
         let mut cmd = Command::new(&spec.path);
@@ -44,16 +59,20 @@ impl RunningChild {
             .arg(settings.preemption.to_string())
             .arg("--control-socket")
             .arg(&spec.control_socket)
+            .arg("--report-events")
             .args(&spec.extra_args)
             .env("NO_COLOR", "1")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        // SAFETY: prctl is async-signal-safe. If the daemon dies, the scheduler goes too
-        // (it must not run unsupervised); the daemon spawns from its only thread.
+        let last_cap = last_capability();
+        // SAFETY: only prctl calls, which are async-signal-safe, and no allocation. If the
+        // daemon dies, the scheduler goes too (it must not run unsupervised); the daemon
+        // spawns from its only thread.
         unsafe {
-            cmd.pre_exec(|| {
-                nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(std::io::Error::from)
+            cmd.pre_exec(move || {
+                nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(std::io::Error::from)?;
+                limit_capabilities(last_cap)
             });
         }
         let mut child = cmd.spawn()?;
@@ -62,14 +81,18 @@ impl RunningChild {
         let stderr = child.stderr.take();
         let (tx, exit) = watch::channel(None);
         tokio::spawn(async move {
-            let out = tokio::spawn(log_lines(stdout));
-            let err = tokio::spawn(log_lines(stderr));
+            let events = {
+                let sink = sink.clone();
+                move |event| sink(generation, event)
+            };
+            let out = tokio::spawn(log_lines(stdout, None));
+            let err = tokio::spawn(log_lines(stderr, Some(Box::new(events))));
             let status = child.wait().await;
             let last_out = out.await.ok().flatten();
             let last_err = err.await.ok().flatten();
             let reason = describe_exit(status.ok(), last_err.or(last_out));
             let _ = tx.send(Some(reason.clone()));
-            on_exit(generation, reason);
+            sink(generation, ChildEvent::Exited { reason });
         });
         Ok(Self {
             pid,
@@ -105,15 +128,73 @@ impl RunningChild {
     }
 }
 
-/// Logs each line of the child's output; returns the line that best says why it ended: the
-/// kernel's exit report ("EXIT: ..."), else the last line.
-async fn log_lines(pipe: Option<impl tokio::io::AsyncRead + Unpin>) -> Option<String> {
+/// What loading and running a sched_ext scheduler needs: bpf() and struct_ops (CAP_BPF,
+/// CAP_PERFMON, CAP_SYS_ADMIN), locking its memory (CAP_IPC_LOCK) and raising
+/// RLIMIT_MEMLOCK (CAP_SYS_RESOURCE).
+pub const SCHEDULER_CAPABILITIES: [u32; 5] = [
+    14, // CAP_IPC_LOCK
+    21, // CAP_SYS_ADMIN
+    24, // CAP_SYS_RESOURCE
+    38, // CAP_PERFMON
+    39, // CAP_BPF
+];
+
+/// The highest capability number this kernel knows.
+fn last_capability() -> u32 {
+    std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(40)
+}
+
+/// Drops every other capability from the bounding set, so the scheduler (a root process
+/// without file capabilities) gets exactly [`SCHEDULER_CAPABILITIES`]. Under systemd the unit's
+/// CapabilityBoundingSet has already done it (and CAP_SETPCAP is gone): nothing to drop then.
+fn limit_capabilities(last_cap: u32) -> std::io::Result<()> {
+    for cap in 0..=last_cap {
+        if SCHEDULER_CAPABILITIES.contains(&cap) {
+            continue;
+        }
+        // SAFETY: plain prctl calls with integer arguments.
+        let held = unsafe { libc::prctl(libc::PR_CAPBSET_READ, cap as libc::c_ulong, 0, 0, 0) };
+        if held == 1
+            && unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) } != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Marks the scheduler's lifecycle lines (`scx_gearshift --report-events`).
+const EVENT_PREFIX: &str = "gearshift-event: ";
+
+type LineEvents = Box<dyn Fn(ChildEvent) + Send>;
+
+/// Logs each line of the child's output and turns its event lines into `events`; returns the
+/// line that best says why it ended: the kernel's exit report ("EXIT: ..."), else the last.
+async fn log_lines(
+    pipe: Option<impl tokio::io::AsyncRead + Unpin>,
+    events: Option<LineEvents>,
+) -> Option<String> {
     let mut lines = BufReader::new(pipe?).lines();
-    let mut exit_line = None;
+    let mut exit_line: Option<String> = None;
     let mut last = None;
     while let Ok(Some(line)) = lines.next_line().await {
         let line = line.trim_end().to_owned();
         if line.is_empty() {
+            continue;
+        }
+        if let (Some(name), Some(events)) = (line.strip_prefix(EVENT_PREFIX), &events) {
+            match name {
+                "attached" => events(ChildEvent::Attached),
+                "restarting" => events(ChildEvent::Restarting {
+                    reason: exit_line
+                        .take()
+                        .unwrap_or_else(|| "restart requested".into()),
+                }),
+                other => tracing::debug!("unknown scheduler event {other:?}"),
+            }
             continue;
         }
         tracing::info!(target: "scx_gearshift", "{line}");

@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use zbus::Connection;
 
-use crate::child::{ChildSpec, RunningChild};
+use crate::child::{ChildEvent, ChildSpec, EventSink, RunningChild};
 use crate::choices::initial_model;
 use crate::config::Config;
 use crate::control::Control;
@@ -67,7 +67,7 @@ impl Supervision {
 }
 
 enum Event {
-    Exited { generation: u64, reason: String },
+    Child { generation: u64, event: ChildEvent },
     RestartDue { token: u64 },
 }
 
@@ -264,14 +264,10 @@ impl Daemon {
         )
         .await;
         let events = self.events.clone();
-        let spawned = RunningChild::spawn(
-            &self.spec,
-            settings,
-            generation,
-            move |generation, reason| {
-                let _ = events.send(Event::Exited { generation, reason });
-            },
-        );
+        let sink: EventSink = Arc::new(move |generation, event| {
+            let _ = events.send(Event::Child { generation, event });
+        });
+        let spawned = RunningChild::spawn(&self.spec, settings, generation, sink);
         let mut child = match spawned {
             Ok(child) => child,
             Err(e) => {
@@ -359,20 +355,43 @@ impl Daemon {
         }
     }
 
+    async fn on_child_event(self: &Arc<Self>, sup: &mut Supervision, event: ChildEvent) {
+        match event {
+            ChildEvent::Exited { reason } => {
+                sup.child = None;
+                tracing::warn!("scheduler exited unexpectedly: {reason}");
+                self.on_failure(sup, reason).await;
+            }
+            // The kernel asked for it (CPU hotplug): no failure, the process re-attaches.
+            ChildEvent::Restarting { reason } => {
+                tracing::info!("scheduler restarting at the kernel's request: {reason}");
+                let text = format!("Restarting at the kernel's request: {reason}");
+                self.set_state(SchedulerState::Starting, text).await;
+                if let Some(conn) = self.connection() {
+                    iface::scheduler_exited(conn, &reason, true).await;
+                }
+            }
+            ChildEvent::Attached => {
+                if self.model().state != SchedulerState::Running {
+                    self.set_state(SchedulerState::Running, "").await;
+                }
+            }
+        }
+    }
+
     async fn event_loop(self: Arc<Self>, mut rx: mpsc::UnboundedReceiver<Event>) {
         while let Some(event) = rx.recv().await {
             let mut sup = self.supervision.lock().await;
             match event {
-                Event::Exited { generation, reason } => {
-                    // Exits of processes we stopped, or that failed to start, are handled there.
+                Event::Child { generation, event } => {
+                    // Events of processes we stopped, or that failed to start, are handled
+                    // where that happened.
                     if sup
                         .child
                         .as_ref()
                         .is_some_and(|c| c.generation == generation)
                     {
-                        sup.child = None;
-                        tracing::warn!("scheduler exited unexpectedly: {reason}");
-                        self.on_failure(&mut sup, reason).await;
+                        self.on_child_event(&mut sup, event).await;
                     }
                 }
                 Event::RestartDue { token } => {

@@ -167,3 +167,57 @@ async fn a_daemon_crash_takes_the_scheduler_along() {
     });
     assert!(gone, "the scheduler outlived its supervisor");
 }
+
+#[tokio::test]
+async fn a_restart_the_kernel_asks_for_is_reported_and_is_no_failure() {
+    let w = default_world().await;
+    let mut exits = w.proxy.receive_scheduler_exited().await.unwrap();
+    let props = zbus::fdo::PropertiesProxy::builder(&w.conn)
+        .destination(gearshift_dbus::BUS_NAME)
+        .unwrap()
+        .path(gearshift_dbus::OBJECT_PATH)
+        .unwrap()
+        .build()
+        .await
+        .unwrap();
+    let mut changes = props.receive_properties_changed().await.unwrap();
+    w.proxy.start().await.unwrap();
+    let pid = w.daemon.double.pid();
+    // More restarts than the failure limit (3 in the test config): none counts.
+    for _ in 0..5 {
+        w.daemon.double.set("hotplug");
+        let exit = tokio::time::timeout(SECS_10, exits.next())
+            .await
+            .expect("SchedulerExited")
+            .unwrap();
+        let args = exit.args().unwrap();
+        assert!(
+            args.reason().contains("cpu 1 going offline"),
+            "{}",
+            args.reason()
+        );
+        assert!(*args.will_restart());
+        wait_state(&w.proxy, "running", SECS_10).await;
+    }
+    // The state said why meanwhile.
+    let mut seen = Vec::new();
+    while let Ok(Some(change)) =
+        tokio::time::timeout(Duration::from_millis(200), changes.next()).await
+    {
+        if let Some(reason) = change
+            .args()
+            .unwrap()
+            .changed_properties()
+            .get("StateReason")
+        {
+            seen.push(String::try_from(reason.try_to_owned().unwrap()).unwrap());
+        }
+    }
+    assert!(
+        seen.iter()
+            .any(|r| r.starts_with("Restarting at the kernel's request")),
+        "{seen:?}"
+    );
+    assert_eq!(w.daemon.double.pid(), pid, "the same process re-attached");
+    assert_eq!(state(&w.proxy).await, "running");
+}

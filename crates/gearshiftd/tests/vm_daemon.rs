@@ -2,24 +2,11 @@
 //! bus; profiles switch under load, a killed scheduler is reported and restarted. Prints the
 //! SetProfile round trip, the daemon's RSS and its wakeups with and without a subscriber.
 
-use std::path::Path;
+mod vm_common;
 
-use gearshift_testbus::{repo_root, workspace_bin};
-use xtask::bus::system_bus_config;
-use xtask::{run_in_vm, VmConfig, VmOutput};
+use vm_common::{field, number};
 
 const SCRIPT: &str = r#"
-set -u
-export DBUS_SYSTEM_BUS_ADDRESS=unix:path=/tmp/gs-bus.sock
-B="busctl --timeout=120"
-DEST="io.github.gearshift.Scheduler1 /io/github/gearshift/Scheduler1 io.github.gearshift.Scheduler1"
-prop() { $B get-property $DEST "$1" | cut -d' ' -f2- | tr -d '"'; }
-stat() { $B --json=short call $DEST GetStats | /usr/bin/python3 -c 'import json,sys; v = json.load(sys.stdin)["data"][0][sys.argv[1]]["data"]; print(v if isinstance(v, str) else json.dumps(v))' "$1"; }
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
-wait_state() {
-    for _ in $(seq 1 600); do [ "$(prop State)" = "$1" ] && return 0; sleep 0.2; done
-    echo "state stuck at $(prop State): $(prop StateReason)"; cat /tmp/gsd.log; exit 91
-}
 # Context switches per second of the daemon's threads that live through the whole window
 # (the blocking-pool threads come and go).
 snap() { for t in /proc/$GSD/task/*; do echo "${t##*/} $(awk '/ctxt_switches/{s+=$2} END{print s}' $t/status)"; done; }
@@ -28,11 +15,9 @@ wakeups() {
     awk -v d="$1" 'NR==FNR{a[$1]=$2; next} ($1 in a){s+=$2-a[$1]} END{printf "%.2f\n", s/d}' /tmp/w1 /tmp/w2
 }
 
-dbus-daemon --config-file="$RUN/bus.conf" --fork --nopidfile || exit 92
-"$GEARSHIFTD" --config "$RUN/config.toml" --state-dir /tmp/gs-state --runtime-dir /tmp/gs-run > /tmp/gsd.log 2>&1 &
-GSD=$!
-for _ in $(seq 1 100); do busctl status io.github.gearshift.Scheduler1 >/dev/null 2>&1 && break; sleep 0.2; done
+start_daemon
 wait_state running
+echo "sched_capeff=$(awk '/CapEff/{print $2}' /proc/$(pgrep -P $GSD scx_gearshift)/status)"
 echo "kernel_state=$(cat /sys/kernel/sched_ext/state)"
 echo "kernel_ops=$(cat /sys/kernel/sched_ext/root/ops)"
 echo "rss_start_kib=$(awk '/VmRSS/{print $2}' /proc/$GSD/status)"
@@ -91,64 +76,13 @@ echo "daemon_gone=$(kill -0 $GSD 2>/dev/null && echo no || echo yes)"
 echo "--- gearshiftd log ---"; tail -30 /tmp/gsd.log
 "#;
 
-fn field<'a>(out: &'a VmOutput, key: &str) -> &'a str {
-    out.output
-        .lines()
-        .rev()
-        .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
-        .map(str::trim)
-        .unwrap_or_else(|| panic!("no {key}= in the output:\n{}", out.output))
-}
-
-fn number(out: &VmOutput, key: &str) -> f64 {
-    field(out, key)
-        .parse()
-        .unwrap_or_else(|_| panic!("{key} is not a number:\n{}", out.output))
-}
-
 #[test]
 #[ignore = "boots a sched_ext VM (cargo xtask kernel); run with --ignored"]
 fn real_daemon_runs_real_scheduler() {
-    let run = tempfile::Builder::new()
-        .prefix("vm-daemon-")
-        .tempdir_in(repo_root().join("target"))
-        .expect("run dir under target/ (shared with the guest)");
-    let dir = run.path();
-    std::fs::write(
-        dir.join("bus.conf"),
-        system_bus_config(Path::new("/tmp/gs-bus.sock")),
-    )
-    .expect("bus.conf");
-    let scheduler = workspace_bin("scx_gearshift");
-    std::fs::write(
-        dir.join("config.toml"),
-        format!(
-            "autostart = true\n[scheduler]\npath = {:?}\nstart_timeout_ms = 60000\n",
-            scheduler.display().to_string()
-        ),
-    )
-    .expect("config.toml");
-    let stress_ng = xtask::tools::stress_ng(&xtask::cache::Cache::from_env()).expect("stress-ng");
-    let cfg = VmConfig {
-        cpus: 2,
-        timeout: std::time::Duration::from_secs(900),
-        env: vec![
-            ("RUN".into(), dir.display().to_string()),
-            (
-                "GEARSHIFTD".into(),
-                workspace_bin("gearshiftd").display().to_string(),
-            ),
-            (
-                "GEARSHIFTCTL".into(),
-                workspace_bin("gearshiftctl").display().to_string(),
-            ),
-            ("STRESS_NG".into(), stress_ng.display().to_string()),
-        ],
-        ..VmConfig::default()
-    };
-    let out = run_in_vm(&cfg, SCRIPT).expect("VM run");
-    eprintln!("--- guest output ---\n{}", out.output);
+    let out = vm_common::run(2, "autostart = true", &[], SCRIPT);
     assert_eq!(field(&out, "kernel_state"), "enabled");
+    // CAP_IPC_LOCK, CAP_SYS_ADMIN, CAP_SYS_RESOURCE, CAP_PERFMON, CAP_BPF and nothing else.
+    assert_eq!(field(&out, "sched_capeff"), "000000c001204000");
     assert!(field(&out, "kernel_ops").starts_with("gearshift"));
     for (profile, mode, preemption) in [
         ("low-power", "low-power", "false"),

@@ -51,6 +51,9 @@ pub struct BpfTunables {
     pub slice_max_ns: u64,
     pub slice_min_ns: u64,
     pub starvation_ns: u64,
+    /// How long a runnable task may wait before the kernel ejects the scheduler (0: the
+    /// kernel's default, 30 s).
+    pub watchdog_timeout_ms: u32,
 }
 
 /// The BPF encoding of a mode (`enum gs_mode`).
@@ -129,6 +132,7 @@ impl<'obj> Bpf<'obj> {
             *slot = node;
         }
         rodata.nr_nodes = nr_nodes.min(intf::gs_consts_GS_MAX_NODES as usize) as u32;
+        open.struct_ops.gearshift_ops_mut().timeout_ms = tunables.watchdog_timeout_ms;
         let mut skel = scx_ops_load!(open, gearshift_ops, uei)?;
         if skel.maps.bss_data.is_none() {
             anyhow::bail!("BPF object has no .bss");

@@ -41,6 +41,18 @@ struct Cli {
     /// Serve the control protocol (gearshiftd) on this Unix socket.
     #[arg(long)]
     control_socket: Option<PathBuf>,
+    /// Longest a runnable task may wait before the kernel ejects the scheduler, in
+    /// milliseconds (0: the kernel's default, 30 s).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=30_000))]
+    watchdog_timeout_ms: u32,
+    /// Print lifecycle events ("gearshift-event: attached|restarting") on stderr, for a
+    /// supervisor such as gearshiftd.
+    #[arg(long)]
+    report_events: bool,
+    /// Test builds only: stop dispatching after N milliseconds (the watchdog then ejects).
+    #[cfg(debug_assertions)]
+    #[arg(long, hide = true, value_name = "N")]
+    debug_stall_after_ms: Option<u64>,
     /// Print stats every N seconds.
     #[arg(long, value_name = "N")]
     stats: Option<u64>,
@@ -97,6 +109,12 @@ fn main() -> ExitCode {
         preemption: cli.preemption,
         control_socket: cli.control_socket,
         stats_interval: cli.stats.map(Duration::from_secs),
+        watchdog_timeout_ms: cli.watchdog_timeout_ms,
+        report_events: cli.report_events,
+        #[cfg(debug_assertions)]
+        debug_stall_after: cli.debug_stall_after_ms.map(Duration::from_millis),
+        #[cfg(not(debug_assertions))]
+        debug_stall_after: None,
     };
     // The kernel's exit reason is printed by the session when the scheduler detaches.
     match session::run(&opts, &SHUTDOWN) {

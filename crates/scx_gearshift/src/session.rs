@@ -27,6 +27,20 @@ pub struct Options {
     pub preemption: bool,
     pub control_socket: Option<PathBuf>,
     pub stats_interval: Option<Duration>,
+    pub watchdog_timeout_ms: u32,
+    /// Print lifecycle events for a supervisor (see [`event`]).
+    pub report_events: bool,
+    /// Test builds only: stop dispatching after this long, so the kernel's watchdog ejects
+    /// the scheduler (how gearshiftd's stall handling is tested).
+    pub debug_stall_after: Option<Duration>,
+}
+
+/// A lifecycle event line on stderr, in order with the kernel's exit report ("EXIT: …")
+/// that precedes a restart: `gearshift-event: attached` or `gearshift-event: restarting`.
+pub fn event(opts: &Options, name: &str) {
+    if opts.report_events {
+        eprintln!("gearshift-event: {name}");
+    }
 }
 
 /// Room for this many tasks before the policy's tables would have to grow.
@@ -57,10 +71,12 @@ pub fn run(opts: &Options, shutdown: &AtomicBool) -> Result<scx_utils::UserExitI
                 slice_max_ns: opts.slice_max_ns,
                 slice_min_ns: opts.slice_min_ns,
                 starvation_ns: opts.starvation_ns,
+                watchdog_timeout_ms: opts.watchdog_timeout_ms,
             },
             tid,
         )?;
         tracing::info!("scx_gearshift attached ({} mode)", settings.mode);
+        event(opts, "attached");
         let mut session = Session::new(bpf, opts, settings);
         session.run(shutdown, control.as_ref())?;
         settings = session.settings;
@@ -69,6 +85,7 @@ pub fn run(opts: &Options, shutdown: &AtomicBool) -> Result<scx_utils::UserExitI
             return Ok(exit);
         }
         tracing::info!("the kernel asked for a restart (CPU hotplug); restarting");
+        event(opts, "restarting");
     }
 }
 
@@ -86,6 +103,7 @@ struct Session<'obj> {
     started: Instant,
     faults_at_start: u64,
     stats_interval: Option<Duration>,
+    stall_at: Option<Instant>,
 }
 
 impl<'obj> Session<'obj> {
@@ -111,6 +129,7 @@ impl<'obj> Session<'obj> {
             started: Instant::now(),
             faults_at_start: thread_page_faults(),
             stats_interval: opts.stats_interval,
+            stall_at: opts.debug_stall_after.map(|d| Instant::now() + d),
         }
     }
 
@@ -118,6 +137,11 @@ impl<'obj> Session<'obj> {
         let mut next_housekeeping = Instant::now() + HOUSEKEEPING;
         let mut next_stats = self.stats_interval.map(|i| Instant::now() + i);
         while !shutdown.load(Ordering::Relaxed) && !self.bpf.exited() {
+            if self.stall_at.is_some_and(|at| Instant::now() >= at) {
+                // Deliberately dispatch nothing until the kernel gives up on us.
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
             self.schedule()?;
             if let Some(control) = control {
                 control.serve_pending(|request| self.answer(request));

@@ -1,0 +1,141 @@
+//! `cargo xtask soak`: gearshiftd and scx_gearshift under a rotating load for a chosen time in
+//! a 4-vCPU VM (see soak_guest.sh), with D-Bus switches and CPU hotplug; prints what happened
+//! and a verdict. The 3-minute variant is a test (crates/gearshiftd/tests/vm_soak.rs).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+use crate::bus::system_bus_config;
+use crate::vm::{VmConfig, VmOutput};
+
+/// The three programs under test.
+#[derive(Debug, Clone)]
+pub struct Binaries {
+    pub scheduler: PathBuf,
+    pub daemon: PathBuf,
+    pub ctl: PathBuf,
+}
+
+#[derive(Debug, Clone)]
+pub struct SoakConfig {
+    pub duration: Duration,
+    pub cpus: u32,
+    pub memory_mib: u32,
+}
+
+/// Runs the soak; `run_dir` must be visible to the guest (under the repository, not /tmp).
+pub fn run(
+    cache: &crate::cache::Cache,
+    kernel: &crate::Kernel,
+    bins: &Binaries,
+    cfg: &SoakConfig,
+    run_dir: &Path,
+) -> Result<VmOutput> {
+    std::fs::create_dir_all(run_dir)?;
+    std::fs::write(
+        run_dir.join("bus.conf"),
+        system_bus_config(Path::new("/tmp/gs-bus.sock")),
+    )?;
+    std::fs::write(
+        run_dir.join("config.toml"),
+        format!(
+            "autostart = true\n[scheduler]\npath = {:?}\nstart_timeout_ms = 60000\n",
+            bins.scheduler.display().to_string()
+        ),
+    )?;
+    let stress_ng = crate::tools::stress_ng(cache)?;
+    let env = [
+        ("RUN", run_dir.display().to_string()),
+        ("GEARSHIFTD", bins.daemon.display().to_string()),
+        ("GEARSHIFTCTL", bins.ctl.display().to_string()),
+        ("STRESS_NG", stress_ng.display().to_string()),
+        ("SOAK_S", cfg.duration.as_secs().to_string()),
+    ];
+    let vm = VmConfig {
+        cpus: cfg.cpus,
+        memory_mib: cfg.memory_mib,
+        timeout: cfg.duration + Duration::from_secs(900),
+        env: env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .collect(),
+        stream: true,
+        ..VmConfig::default()
+    };
+    crate::vm::run(cache, kernel, &vm, include_str!("soak_guest.sh")).context("soak VM run")
+}
+
+/// The value printed as `key=value` (the last one).
+pub fn field<'a>(out: &'a VmOutput, key: &str) -> Option<&'a str> {
+    out.output
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+        .map(str::trim)
+}
+
+pub fn number(out: &VmOutput, key: &str) -> Option<f64> {
+    field(out, key)?.parse().ok()
+}
+
+/// What a good soak looks like; the problems found, empty when it passed.
+pub fn verdict(out: &VmOutput) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut want = |ok: bool, what: String| {
+        if !ok {
+            problems.push(what);
+        }
+    };
+    let num = |k: &str| number(out, k).unwrap_or(f64::NAN);
+    want(
+        field(out, "final_state") == Some("running"),
+        format!("final state {:?}", field(out, "final_state")),
+    );
+    want(
+        num("sched_ejections") == 0.0,
+        format!("{} ejections", num("sched_ejections")),
+    );
+    want(
+        num("sched_pids") == 1.0,
+        format!(
+            "{} scheduler processes (crashes or ejections restart it)",
+            num("sched_pids")
+        ),
+    );
+    want(
+        num("page_faults_max") == 0.0,
+        format!("{} page faults", num("page_faults_max")),
+    );
+    want(
+        num("switches_failed") == 0.0,
+        format!("{} switches failed", num("switches_failed")),
+    );
+    // Hotplug restarts are expected and must each be reported.
+    want(
+        num("hotplug_cycles") >= 1.0 && num("kernel_restarts") >= 1.0,
+        format!(
+            "{} hotplug cycles, {} restarts reported",
+            num("hotplug_cycles"),
+            num("kernel_restarts")
+        ),
+    );
+    let growth = |start: &str, end: &str| num(end) - num(start);
+    // A few MiB: the allocator's arenas settle; a leak grows with time.
+    want(
+        growth("rss_daemon_start_kib", "rss_daemon_end_kib") <= 4096.0,
+        format!(
+            "gearshiftd RSS grew {} KiB",
+            growth("rss_daemon_start_kib", "rss_daemon_end_kib")
+        ),
+    );
+    want(
+        growth("rss_sched_start_kib", "rss_sched_end_kib") <= 4096.0,
+        format!(
+            "scx_gearshift RSS grew {} KiB",
+            growth("rss_sched_start_kib", "rss_sched_end_kib")
+        ),
+    );
+    problems
+}
