@@ -45,10 +45,10 @@ PROBE=$!
   i=0
   while :; do
     p=$(echo $PROFILES | cut -d' ' -f$((i % 4 + 1)))
-    $B call $DEST SetProfile s "$p" >/dev/null 2>&1 || echo "switch_failed $p"
+    err=$($B call $DEST SetProfile s "$p" 2>&1 >/dev/null) || echo "switch_failed $p: $err"
     sleep 3
-    $B set-property $DEST Preemption b $([ $((i % 2)) = 0 ] && echo false || echo true) >/dev/null 2>&1 \
-        || echo "switch_failed preemption"
+    on=$([ $((i % 2)) = 0 ] && echo false || echo true)
+    err=$($B set-property $DEST Preemption b $on 2>&1 >/dev/null) || echo "switch_failed preemption: $err"
     sleep 3
     i=$((i + 1))
   done > /tmp/switch.log 2>&1 ) &
@@ -57,7 +57,7 @@ SWITCHER=$!
 # CPU hotplug every 40 s: one CPU (not 0) offline for 5 s.
 ( while :; do
     sleep 35
-    c=$(( (RANDOM % (NCPU - 1)) + 1 ))
+    c=$(shuf -i 1-$((NCPU - 1)) -n 1)
     echo 0 > /sys/devices/system/cpu/cpu$c/online && echo "offline $c"
     sleep 5
     echo 1 > /sys/devices/system/cpu/cpu$c/online && echo "online $c"
@@ -72,7 +72,7 @@ while [ "$(date +%s)" -lt "$END" ]; do
         0) name="cpu hogs"; "$STRESS_NG" --cpu $((2 * NCPU)) -t 20 -q ;;
         1) name="fork/exec"; "$STRESS_NG" --fork 4 --exec 4 -t 20 -q ;;
         2) name="affinity churn"
-           ( for _ in $(seq 1 200); do taskset -c $((RANDOM % NCPU)) true 2>/dev/null; done ) &
+           ( for c in $(shuf -r -i 0-$((NCPU - 1)) -n 200); do taskset -c "$c" true 2>/dev/null; done ) &
            "$STRESS_NG" --race-sched 4 --cpu "$NCPU" -t 20 -q ;;
         3) name="memory pressure"; "$STRESS_NG" --vm 2 --vm-bytes 90% --vm-keep --cpu 1 -t 20 -q ;;
         4) name="io waits"; "$STRESS_NG" --io 2 --hdd 1 --hdd-bytes 32M --temp-path /tmp -t 20 -q ;;
@@ -93,6 +93,7 @@ echo "--- samples (time state kernel pid faults) ---"; awk 'NR % 6 == 1' /tmp/sa
 echo "--- probe per minute (avg max, µs) ---"; cat /tmp/probe.log
 echo "--- hotplug ---"; cat /tmp/hotplug.log | tr '\n' ' '; echo
 echo "--- SchedulerExited ---"; grep -A2 SchedulerExited /tmp/exits.log | grep -E 'string|boolean' | paste - - | sed 's/^ *//'
+echo "--- failed switches ---"; grep switch_failed /tmp/switch.log
 echo "--- kernel ---"; dmesg | grep -i 'sched_ext' | tail -20
 echo "--- gearshiftd (warnings) ---"; grep -E 'WARN|ERROR' /tmp/gsd.log | tail -20
 echo "final_state=$(prop State)"

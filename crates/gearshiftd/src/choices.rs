@@ -41,10 +41,21 @@ impl Daemon {
         let mut rules = sup.rules.clone();
         let out = change(&mut rules);
         let effective = rules.effective();
-        if sup.has_child() && effective.settings != self.model().settings {
-            self.control.apply(effective.settings).await.map_err(|e| {
-                Error::Failed(format!("The scheduler did not take the change: {e}."))
-            })?;
+        let model = self.model();
+        // While a kernel-requested restart is under way, the change is applied on re-attach.
+        if sup.has_child()
+            && model.state == SchedulerState::Running
+            && effective.settings != model.settings
+        {
+            if let Err(e) = self.control.apply(effective.settings).await {
+                let restarting = sup.child_alive() && !self.kernel_enabled();
+                if !restarting {
+                    return Err(Error::Failed(format!(
+                        "The scheduler did not take the change: {e}."
+                    )));
+                }
+                tracing::info!("the scheduler is re-attaching; the change follows then");
+            }
         }
         sup.rules = rules;
         let holds = sup.rules.holds().to_vec();

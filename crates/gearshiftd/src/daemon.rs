@@ -64,6 +64,13 @@ impl Supervision {
     pub(crate) fn has_child(&self) -> bool {
         self.child.is_some()
     }
+
+    /// The scheduler process has not ended.
+    pub(crate) fn child_alive(&self) -> bool {
+        self.child
+            .as_ref()
+            .is_some_and(|c| c.exit_reason().is_none())
+    }
 }
 
 enum Event {
@@ -141,6 +148,11 @@ impl Daemon {
 
     pub fn sched_ext_supported(&self) -> bool {
         self.sched_ext.supported()
+    }
+
+    /// The kernel reports our scheduler enabled right now.
+    pub(crate) fn kernel_enabled(&self) -> bool {
+        self.sched_ext.gearshift_enabled()
     }
 
     pub fn profiles(&self) -> Vec<ProfileInfo> {
@@ -373,6 +385,13 @@ impl Daemon {
             }
             ChildEvent::Attached => {
                 if self.model().state != SchedulerState::Running {
+                    // It kept its settings across the restart; changes made meanwhile follow.
+                    let want = self.model().settings;
+                    if self.control.settings().await.is_ok_and(|have| have != want) {
+                        if let Err(e) = self.control.apply(want).await {
+                            tracing::warn!("re-applying the settings after a restart: {e}");
+                        }
+                    }
                     self.set_state(SchedulerState::Running, "").await;
                 }
             }

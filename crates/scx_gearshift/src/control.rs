@@ -17,6 +17,10 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 
 type Envelope = (Request, SyncSender<Response>);
 
+/// Stack of the control threads. The process locks all its memory (mlockall), so every
+/// thread's whole stack is resident: keep them small; they only parse one line at a time.
+const CONTROL_STACK: usize = 256 * 1024;
+
 /// The listening socket; requests arrive through [`ControlServer::serve_pending`].
 pub struct ControlServer {
     path: PathBuf,
@@ -34,6 +38,7 @@ impl ControlServer {
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
         let (tx, requests) = mpsc::channel();
         std::thread::Builder::new()
+            .stack_size(CONTROL_STACK)
             .name("gs-control".into())
             .spawn(move || accept_loop(listener, tx))?;
         Ok(Self {
@@ -62,6 +67,7 @@ fn accept_loop(listener: UnixListener, tx: Sender<Envelope>) {
         let Ok(stream) = stream else { continue };
         let tx = tx.clone();
         let spawned = std::thread::Builder::new()
+            .stack_size(CONTROL_STACK)
             .name("gs-control-conn".into())
             .spawn(move || serve_connection(stream, tx));
         if let Err(e) = spawned {
