@@ -13,5 +13,6 @@ cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== host tests" >&2
 cargo test --workspace --locked
+./tools/fuzz.sh   # every fuzz target over its committed corpus (fuzz/, docs/reliability.md)
 echo "== VM tests" >&2
 cargo test --workspace --locked -- --ignored --test-threads=1

@@ -2,17 +2,18 @@
 
 mod child;
 mod choices;
-mod config;
 mod control;
 mod daemon;
 mod iface;
-mod persist;
 mod polkit;
 mod power;
 mod restart;
 mod rules;
 mod stats;
 mod sysfs;
+
+// Parsed files live in the library part (src/lib.rs) so that they can be fuzzed.
+use gearshiftd::{config, persist};
 
 use std::io::IsTerminal;
 use std::path::PathBuf;

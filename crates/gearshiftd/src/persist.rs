@@ -26,6 +26,14 @@ fn user() -> String {
     "user".into()
 }
 
+impl SavedState {
+    /// Decodes the state file's contents (any bytes: a damaged file is an error, never a panic;
+    /// fuzzed by `fuzz/fuzz_targets/state.rs`).
+    pub fn from_json(bytes: &[u8]) -> Result<SavedState, serde_json::Error> {
+        serde_json::from_slice(bytes)
+    }
+}
+
 pub struct StateFile {
     path: PathBuf,
 }
@@ -47,7 +55,7 @@ impl StateFile {
                 return None;
             }
         };
-        match serde_json::from_slice(&text) {
+        match SavedState::from_json(&text) {
             Ok(state) => Some(state),
             Err(e) => {
                 tracing::warn!("ignoring damaged {}: {e}", self.path.display());
