@@ -16,3 +16,4 @@ cargo test --workspace --locked
 ./tools/fuzz.sh   # every fuzz target over its committed corpus (fuzz/, docs/reliability.md)
 echo "== VM tests" >&2
 cargo test --workspace --locked -- --ignored --test-threads=1
+./tools/test-packaging.sh   # build, lint, install and remove the .deb; check the spec and PKGBUILD
