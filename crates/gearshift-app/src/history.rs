@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use gearshift_types::Stats;
 
 /// How much time a graph shows.
-pub const SPAN_US: i64 = 60_000_000;
+pub const SPAN_US: i64 = 30_000_000;
 
 /// One point in time, each series' value.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

@@ -166,6 +166,8 @@ pub struct StatusView {
     pub icon: &'static str,
     pub title: String,
     pub description: String,
+    /// The daemon's own words (untranslated), shown smaller.
+    pub details: String,
     pub action: Option<Action>,
     /// A CSS class for the icon: "success", "warning", "error" or "dim-label".
     pub style: &'static str,
@@ -182,6 +184,7 @@ pub fn absent_view(absent: &str) -> StatusView {
         ),
         action: None,
         style: "dim-label",
+        details: String::new(),
     }
 }
 
@@ -221,15 +224,8 @@ pub fn profile_description(description: &str) -> String {
 
 impl DaemonState {
     pub fn status_view(&self) -> StatusView {
-        let reason = self.state_reason.trim();
-        let with_reason = |text: String| {
-            if reason.is_empty() {
-                text
-            } else {
-                format!("{text}\n{reason}")
-            }
-        };
-        match self.state {
+        let details = self.state_reason.trim().to_owned();
+        let mut view = match self.state {
             Some(SchedulerState::Running) => StatusView {
                 icon: "emblem-ok-symbolic",
                 title: gettext("Gearshift is running"),
@@ -239,6 +235,7 @@ impl DaemonState {
                 ),
                 action: Some(Action::Stop),
                 style: "success",
+                details: String::new(),
             },
             Some(SchedulerState::Starting) => StatusView {
                 icon: "content-loading-symbolic",
@@ -246,33 +243,41 @@ impl DaemonState {
                 description: gettext("Waiting for the kernel to enable the scheduler."),
                 action: None,
                 style: "dim-label",
+                details: String::new(),
             },
             Some(SchedulerState::Stopped) | None => StatusView {
                 icon: "media-playback-stop-symbolic",
                 title: gettext("Gearshift is stopped"),
-                description: with_reason(gettext("The kernel's default scheduler is in charge.")),
+                description: gettext("The kernel's default scheduler is in charge."),
                 action: Some(Action::Start),
                 style: "dim-label",
+                details: String::new(),
             },
             Some(SchedulerState::Failed) => StatusView {
                 icon: "dialog-error-symbolic",
                 title: gettext("Gearshift failed"),
-                description: with_reason(gettext(
+                description: gettext(
                     "The scheduler stopped after crashing repeatedly; the kernel's default scheduler is in charge.",
-                )),
+                ),
                 action: Some(Action::Retry),
                 style: "error",
+                details: String::new(),
             },
             Some(SchedulerState::Unsupported) => StatusView {
                 icon: "dialog-warning-symbolic",
                 title: gettext("Your kernel has no sched_ext"),
-                description: with_reason(gettext(
-                    "Gearshift needs a kernel built with CONFIG_SCHED_CLASS_EXT (Linux 6.12 or newer, as most distributions ship it). Boot such a kernel to use it.",
-                )),
+                description: gettext(
+                    "Gearshift needs a kernel built with CONFIG_SCHED_CLASS_EXT (Linux 6.12 or newer). Boot such a kernel to use it; until then the kernel's default scheduler runs.",
+                ),
                 action: None,
                 style: "warning",
+                details: String::new(),
             },
+        };
+        if self.state != Some(SchedulerState::Running) {
+            view.details = details;
         }
+        view
     }
 
     /// Why the current profile is in effect, in words; `None` from a daemon that does not say.

@@ -54,6 +54,10 @@ fn the_window_follows_and_steers_the_daemon() {
     w.wait("graph samples", || w.window.graph_samples() >= 4);
     w.run_for(Duration::from_secs(4));
     w.screenshot("running");
+    common::scroll(w.window.upcast_ref(), 1.0);
+    w.run_for(Duration::from_secs(2));
+    w.screenshot("activity");
+    common::scroll(w.window.upcast_ref(), 0.0);
 
     // Hidden: the subscription ends; shown again: it comes back.
     w.window.set_visible(false);

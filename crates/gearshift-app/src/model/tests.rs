@@ -31,7 +31,7 @@ fn every_state_has_words_and_the_right_action() {
     let failed = DaemonState::from_props(&props("failed", "EXIT: runtime error"));
     let view = failed.status_view();
     assert_eq!(view.action, Some(Action::Retry));
-    assert!(view.description.contains("EXIT: runtime error"), "{view:?}");
+    assert!(view.details.contains("EXIT: runtime error"), "{view:?}");
 
     let unsupported = DaemonState::from_props(&props("unsupported", "no sched_ext"));
     let view = unsupported.status_view();

@@ -72,6 +72,7 @@ mod imp {
         pub rows: RefCell<Vec<ProfileRow>>,
         pub shown_profiles: RefCell<Vec<ProfileInfo>>,
         pub subscribed: Cell<bool>,
+        pub shown_toasts: RefCell<Vec<adw::Toast>>,
         pub minimized: Cell<bool>,
     }
 
@@ -253,12 +254,12 @@ impl Window {
                 reason,
                 will_restart,
             } => {
-                let text = if will_restart {
-                    gettext("The scheduler exited and is being restarted: {}")
-                } else {
-                    gettext("The scheduler exited: {}")
-                };
-                self.toast(&crate::i18n::fill(&text, &reason));
+                // Without a restart the state (stopped, failed) shows the reason; a crash
+                // loop shows one message at a time.
+                if will_restart && imp.shown_toasts.borrow().is_empty() {
+                    let text = gettext("The scheduler exited and is being restarted: {}");
+                    self.toast(&crate::i18n::fill(&text, &reason));
+                }
                 return;
             }
             Event::Subscribed(on) => {
@@ -271,7 +272,20 @@ impl Window {
 
     /// Shows a short message at the bottom of the window.
     pub fn toast(&self, text: &str) {
-        self.imp().toasts.add_toast(adw::Toast::new(text));
+        let toast = adw::Toast::new(text);
+        let this = self.downgrade();
+        toast.connect_dismissed(move |toast| {
+            if let Some(this) = this.upgrade() {
+                this.imp().shown_toasts.borrow_mut().retain(|t| t != toast);
+            }
+        });
+        self.imp().toasts.add_toast(toast.clone());
+        self.imp().shown_toasts.borrow_mut().push(toast);
+    }
+
+    /// How many messages are on show or waiting to be.
+    pub fn toasts_shown(&self) -> usize {
+        self.imp().shown_toasts.borrow().len()
     }
 
     fn render(&self) {

@@ -237,6 +237,10 @@ impl World {
     /// Saves the window as a PNG: into the test's artifacts, and into data/screenshots when
     /// GEARSHIFT_UPDATE_SCREENSHOTS is set.
     pub fn screenshot(&self, name: &str) -> PathBuf {
+        // Messages go after a few seconds (dismissing them by hand crashes libadwaita 1.2).
+        self.wait("no messages over the window", || {
+            self.window.toasts_shown() == 0
+        });
         // Let a frame be drawn with the latest state.
         self.run_for(Duration::from_millis(300));
         let path = save_png(self.window.upcast_ref(), name);
@@ -280,6 +284,18 @@ pub fn save_png(widget: &gtk::Widget, name: &str) -> PathBuf {
     texture.save_to_png(&path).expect("save PNG");
     eprintln!("screenshot: {}", path.display());
     path
+}
+
+/// Scrolls the window's page to the top (0.0) or the bottom (1.0).
+pub fn scroll(widget: &gtk::Widget, fraction: f64) {
+    if let Some(sw) = widget.downcast_ref::<gtk::ScrolledWindow>() {
+        let adj = sw.vadjustment();
+        adj.set_value(adj.lower() + fraction * (adj.upper() - adj.page_size() - adj.lower()));
+        return;
+    }
+    for child in children(widget) {
+        scroll(&child, fraction);
+    }
 }
 
 fn children(widget: &gtk::Widget) -> Vec<gtk::Widget> {
