@@ -202,6 +202,10 @@ pub fn mode_label(mode: &str) -> String {
 pub fn profile_title(name: &str) -> String {
     match name {
         gearshift_dbus::CUSTOM_PROFILE => return gettext("Custom"),
+        // The built-in profiles.
+        "interactive" => return gettext("Interactive"),
+        "throughput" => return gettext("Throughput"),
+        "low-power" => return gettext("Low power"),
         "fifo" => return gettext("FIFO"),
         _ => {}
     }
