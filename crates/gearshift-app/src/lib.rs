@@ -32,9 +32,9 @@ pub fn run() -> glib::ExitCode {
 /// The application object: on activation it opens (or presents) the window.
 pub fn build_app() -> adw::Application {
     glib::set_application_name(&gettext("Gearshift"));
-    gtk::Window::set_default_icon_name(APP_ID);
     let app = adw::Application::builder().application_id(APP_ID).build();
     app.connect_startup(|app| {
+        gtk::Window::set_default_icon_name(APP_ID);
         // From the build tree, the icons come from the repository's data/icons.
         if i18n::in_build_tree() {
             if let Some(display) = gtk::gdk::Display::default() {
