@@ -121,7 +121,7 @@ fn merged_data_files_validate() {
     let text = std::fs::read_to_string(&metainfo).expect("metainfo");
     assert!(text.contains("xml:lang=\"it\""), "{text}");
     // Its screenshots are the ones the tests made, committed under data/screenshots.
-    for name in ["running", "activity", "failed"] {
+    for name in ["running", "battery", "activity", "failed"] {
         let url = format!("data/screenshots/{name}.png</image>");
         assert!(text.contains(&url), "{name} in the metainfo");
         assert!(

@@ -226,6 +226,14 @@ impl World {
             .map(|r| r.row.title().to_string())
     }
 
+    /// Activates the row with this title, as Enter on it would (a switch row toggles).
+    pub fn activate_row(&self, title: &str) {
+        let row = find_row(self.window.upcast_ref(), title)
+            .unwrap_or_else(|| panic!("no row {title:?}: {:?}", self.text()));
+        assert!(row.is_sensitive(), "row {title:?} is insensitive");
+        WidgetExt::activate(&row);
+    }
+
     /// Presses the button with this label, as a person would.
     pub fn press(&self, label: &str) {
         let button = find_button(self.window.upcast_ref(), label)
@@ -284,6 +292,16 @@ pub fn save_png(widget: &gtk::Widget, name: &str) -> PathBuf {
     texture.save_to_png(&path).expect("save PNG");
     eprintln!("screenshot: {}", path.display());
     path
+}
+
+/// The row (AdwActionRow) with this title.
+pub fn find_row(widget: &gtk::Widget, title: &str) -> Option<adw::ActionRow> {
+    if let Some(row) = widget.downcast_ref::<adw::ActionRow>() {
+        if row.title() == title {
+            return Some(row.clone());
+        }
+    }
+    children(widget).iter().find_map(|c| find_row(c, title))
 }
 
 /// Scrolls the window's page to the top (0.0) or the bottom (1.0).
