@@ -27,6 +27,8 @@ pub type Props = HashMap<String, OwnedValue>;
 pub const STATS_INTERVAL_MS: u32 = 500;
 /// How long to wait before trying the system bus again.
 const BUS_RETRY: Duration = Duration::from_secs(3);
+/// How long to wait before asking again for a refused stats subscription.
+const SUBSCRIBE_RETRY: Duration = Duration::from_secs(5);
 /// How often to look for gearshiftd while it is absent (besides NameOwnerChanged: a daemon
 /// started by bus activation appears that way too).
 const ABSENT_RETRY: Duration = Duration::from_secs(30);
@@ -273,17 +275,21 @@ async fn session(
     }
     let mut cookie: Option<u32> = None;
     let mut sync_wanted = true;
+    // A refused subscription (too many subscribers) is asked for again later.
+    let mut retry: Option<tokio::time::Instant> = None;
     loop {
         if sync_wanted {
             sync_wanted = false;
             let want = *wanted.borrow_and_update();
             match (want, cookie) {
-                (true, None) => {
-                    if let Ok(c) = proxy.subscribe_stats(STATS_INTERVAL_MS).await {
+                (true, None) => match proxy.subscribe_stats(STATS_INTERVAL_MS).await {
+                    Ok(c) => {
                         cookie = Some(c);
+                        retry = None;
                         let _ = tx.send(Event::Subscribed(true)).await;
                     }
-                }
+                    Err(_) => retry = Some(tokio::time::Instant::now() + SUBSCRIBE_RETRY),
+                },
                 (false, Some(c)) => {
                     cookie = None;
                     let _ = proxy.unsubscribe_stats(c).await;
@@ -292,7 +298,13 @@ async fn session(
                 _ => {}
             }
         }
+        let retry_at = retry.unwrap_or_else(|| tokio::time::Instant::now() + ABSENT_RETRY);
         let event = tokio::select! {
+            _ = tokio::time::sleep_until(retry_at), if retry.is_some() => {
+                retry = None;
+                sync_wanted = true;
+                continue;
+            }
             changed = wanted.changed() => {
                 if changed.is_err() {
                     return Ok(End::UiClosed);
