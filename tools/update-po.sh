@@ -28,7 +28,7 @@ done
 
 COMMON=(--from-code=UTF-8 --package-name=gearshift --msgid-bugs-address=https://github.com/gearshift-sched/gearshift/issues
         --copyright-holder="The Gearshift developers" --add-comments=Translators
-        --sort-by-file --no-wrap)
+        --sort-by-file --no-wrap --add-location=file)
 TMP="$(mktemp)"
 trap 'rm -f "$TMP"' EXIT
 # xgettext has no Rust parser; C reads Rust's string literals and calls the same way.
@@ -48,7 +48,7 @@ trap - EXIT
 while read -r lang; do
   case "$lang" in ''|'#'*) continue ;; esac
   if [ -f "po/$lang.po" ]; then
-    msgmerge --quiet --update --backup=none --no-wrap --sort-by-file "po/$lang.po" "$POT"
+    msgmerge --quiet --update --backup=none --no-wrap --sort-by-file --add-location=file "po/$lang.po" "$POT"
   else
     msginit --no-translator --no-wrap --locale="$lang" -i "$POT" -o "po/$lang.po"
   fi
