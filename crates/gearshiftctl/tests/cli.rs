@@ -100,7 +100,7 @@ fn status_profile_mode_preempt_round_trips() {
 
     let requests = w.daemon.double.requests().join("\n");
     assert!(
-        requests.contains("set-mode"),
+        requests.contains(r#""mode": "fifo", "preemption": true"#),
         "the scheduler got the changes: {requests}"
     );
 }
