@@ -8,16 +8,37 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// A dbus-daemon config like Debian's system bus (default deny, root may own only the
-/// service names used here) listening on `socket`, with gearshiftd's policy file included.
+/// A dbus-daemon config like Debian's system bus listening on the Unix socket `socket`.
 pub fn system_bus_config(socket: &Path) -> String {
+    bus_config(&format!("unix:path={}", socket.display()), None)
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A dbus-daemon config like Debian's system bus (default deny; root may own only the service
+/// names the tests double) listening on the address `listen`, activating services from
+/// `servicedir` if given, with gearshiftd's policy file included.
+pub fn bus_config(listen: &str, servicedir: Option<&Path>) -> String {
     let policy = repo_root().join("data/dbus-1/system.d/io.github.gearshift.Scheduler1.conf");
+    let policy = std::fs::canonicalize(&policy).unwrap_or(policy);
+    let servicedir = servicedir.map_or_else(String::new, |d| {
+        format!(
+            "<servicedir>{}</servicedir>",
+            xml_escape(&d.to_string_lossy())
+        )
+    });
     format!(
         r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>
   <type>system</type>
-  <listen>unix:path={socket}</listen>
+  <listen>{listen}</listen>
+  {servicedir}
   <auth>EXTERNAL</auth>
   <policy context="default">
 <allow user="*"/>
@@ -54,7 +75,7 @@ pub fn system_bus_config(socket: &Path) -> String {
   <include>{policy}</include>
 </busconfig>
 "#,
-        socket = socket.display(),
-        policy = policy.display()
+        listen = xml_escape(listen),
+        policy = xml_escape(&policy.to_string_lossy())
     )
 }

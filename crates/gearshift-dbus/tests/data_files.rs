@@ -278,12 +278,6 @@ impl Drop for Bus {
     }
 }
 
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
 /// A private bus with the system bus's default policy, our policy file included, and our
 /// activation file (Exec swapped for /bin/false, so activating fails in a known way).
 fn start_bus(dir: &Path) -> Result<Bus, String> {
@@ -307,33 +301,7 @@ fn start_bus(dir: &Path) -> Result<Bus, String> {
         "unix:abstract=gearshift-test-{}-{nanos}",
         std::process::id()
     );
-    let policy = std::fs::canonicalize(repo_path(BUS_POLICY)).unwrap();
-    let config = format!(
-        r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <listen>{listen}</listen>
-  <auth>EXTERNAL</auth>
-  <servicedir>{services}</servicedir>
-  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <deny send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-  </policy>
-  <include>{policy}</include>
-</busconfig>
-"#,
-        services = xml_escape(&services.to_string_lossy()),
-        policy = xml_escape(&policy.to_string_lossy()),
-    );
+    let config = xtask::bus::bus_config(&listen, Some(&services));
     let config_path = dir.join("bus.conf");
     std::fs::write(&config_path, config).unwrap();
 
