@@ -10,6 +10,8 @@ use xtask::cache::Cache;
 use xtask::kernel::{self, Request};
 use xtask::vm::{self, VmConfig};
 
+mod man;
+
 #[derive(Parser)]
 #[command(about = "Gearshift project commands (sched_ext VM harness, demo)")]
 struct Cli {
@@ -69,6 +71,12 @@ enum Cmd {
     Demo {
         #[command(flatten)]
         vm: VmArgs,
+    },
+    /// Write the manual pages (gearshiftd.8, gearshiftctl*.1, scx_gearshift.8) into DIR.
+    Man {
+        /// Output directory.
+        #[arg(default_value = "target/man")]
+        dir: PathBuf,
     },
 }
 
@@ -215,6 +223,12 @@ fn main() -> Result<ExitCode> {
             std::fs::create_dir_all(&run)?;
             let (script, env) = xtask::demo::prepare(&run)?;
             boot(&cache, &vm, &script, env)
+        }
+        Cmd::Man { dir } => {
+            for path in man::write_all(&dir)? {
+                println!("{}", path.display());
+            }
+            Ok(ExitCode::SUCCESS)
         }
     }
 }

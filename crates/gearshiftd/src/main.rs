@@ -2,6 +2,7 @@
 
 mod child;
 mod choices;
+mod cli;
 mod control;
 mod daemon;
 mod iface;
@@ -16,7 +17,6 @@ mod sysfs;
 use gearshiftd::{config, persist};
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -25,36 +25,9 @@ use gearshift_dbus::{BUS_NAME, OBJECT_PATH};
 use tokio::signal::unix::{signal, SignalKind};
 use tracing_subscriber::prelude::*;
 
+use crate::cli::Cli;
 use crate::config::Config;
 use crate::daemon::{Daemon, Paths};
-
-/// The Gearshift system service: runs the scx_gearshift scheduler and lets users switch its
-/// profiles over D-Bus (io.github.gearshift.Scheduler1).
-#[derive(Parser, Debug)]
-#[command(version, about)]
-struct Cli {
-    /// Configuration file.
-    #[arg(long, default_value = config::DEFAULT_PATH)]
-    config: PathBuf,
-    /// Where the last chosen profile is kept (systemd's StateDirectory).
-    #[arg(long, env = "STATE_DIRECTORY", default_value = "/var/lib/gearshift")]
-    state_dir: PathBuf,
-    /// Where the scheduler's control socket lives (systemd's RuntimeDirectory).
-    #[arg(long, env = "RUNTIME_DIRECTORY", default_value = "/run/gearshift")]
-    runtime_dir: PathBuf,
-    /// The scheduler binary (overrides the config's scheduler.path).
-    #[arg(long)]
-    scheduler: Option<PathBuf>,
-    /// Serve on the session bus instead of the system bus (development).
-    #[arg(long)]
-    session: bool,
-    /// Root of sysfs, where /kernel/sched_ext is read (tests point it elsewhere).
-    #[arg(long, default_value = "/sys", hide = true)]
-    sysfs_root: PathBuf,
-    /// Log more (also RUST_LOG).
-    #[arg(short, long)]
-    verbose: bool,
-}
 
 fn init_logging(verbose: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {

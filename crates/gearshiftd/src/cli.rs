@@ -1,0 +1,34 @@
+//! gearshiftd's command line. Only clap, std and `super::config::DEFAULT_PATH` here:
+//! `cargo xtask man` compiles this file too (xtask/src/man.rs), to write gearshiftd(8).
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+/// The Gearshift system service: runs the scx_gearshift scheduler and lets users switch its
+/// profiles over D-Bus (io.github.gearshift.Scheduler1).
+#[derive(Parser, Debug)]
+#[command(name = "gearshiftd", version)]
+pub struct Cli {
+    /// Configuration file.
+    #[arg(long, default_value = super::config::DEFAULT_PATH)]
+    pub config: PathBuf,
+    /// Where the last chosen profile is kept (systemd's StateDirectory).
+    #[arg(long, env = "STATE_DIRECTORY", default_value = "/var/lib/gearshift")]
+    pub state_dir: PathBuf,
+    /// Where the scheduler's control socket lives (systemd's RuntimeDirectory).
+    #[arg(long, env = "RUNTIME_DIRECTORY", default_value = "/run/gearshift")]
+    pub runtime_dir: PathBuf,
+    /// The scheduler binary (overrides the config's scheduler.path).
+    #[arg(long)]
+    pub scheduler: Option<PathBuf>,
+    /// Serve on the session bus instead of the system bus (development).
+    #[arg(long)]
+    pub session: bool,
+    /// Root of sysfs, where /kernel/sched_ext is read (tests point it elsewhere).
+    #[arg(long, default_value = "/sys", hide = true)]
+    pub sysfs_root: PathBuf,
+    /// Log more (also RUST_LOG).
+    #[arg(short, long)]
+    pub verbose: bool,
+}

@@ -1,0 +1,55 @@
+//! scx_gearshift's command line. Only clap, std and gearshift-types here: `cargo xtask man`
+//! compiles this file too (xtask/src/man.rs), to write scx_gearshift(8).
+
+use std::path::PathBuf;
+
+use clap::Parser;
+use gearshift_types::Mode;
+
+/// Gearshift's sched_ext scheduler: BPF dispatch, Rust policy.
+#[derive(Parser, Debug)]
+#[command(name = "scx_gearshift", version)]
+pub struct Cli {
+    /// Longest time slice, in nanoseconds (also the slice with few tasks waiting).
+    #[arg(long, default_value_t = 5_000_000, value_parser = clap::value_parser!(u64).range(100_000..=1_000_000_000))]
+    pub slice_max_ns: u64,
+    /// Shortest time slice, in nanoseconds, however many tasks wait.
+    #[arg(long, default_value_t = 500_000, value_parser = clap::value_parser!(u64).range(10_000..=1_000_000_000))]
+    pub slice_min_ns: u64,
+    /// Longest a regular task waits behind interactive ones, in nanoseconds.
+    #[arg(long, default_value_t = 5_000_000, value_parser = clap::value_parser!(u64).range(100_000..=10_000_000_000))]
+    pub starvation_ns: u64,
+    /// Voluntary context switches per second from which a task counts as interactive.
+    #[arg(long, default_value_t = 2)]
+    pub interactive_nvcsw_per_s: u64,
+    /// Highest task weight honoured (100 = nice 0; the kernel's range is 1..10000).
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(100..=10_000))]
+    pub weight_cap: u64,
+    /// Let waking interactive tasks preempt non-interactive ones (true/false).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub preemption: bool,
+    /// Mode to start in.
+    #[arg(long, default_value_t = Mode::Interactive)]
+    pub mode: Mode,
+    /// Serve the control protocol (gearshiftd) on this Unix socket.
+    #[arg(long)]
+    pub control_socket: Option<PathBuf>,
+    /// Longest a runnable task may wait before the kernel ejects the scheduler, in
+    /// milliseconds (0: the kernel's default, 30 s).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=30_000))]
+    pub watchdog_timeout_ms: u32,
+    /// Print lifecycle events ("gearshift-event: attached|restarting") on stderr, for a
+    /// supervisor such as gearshiftd.
+    #[arg(long)]
+    pub report_events: bool,
+    /// Test builds only: stop dispatching after N milliseconds (the watchdog then ejects).
+    #[cfg(debug_assertions)]
+    #[arg(long, hide = true, value_name = "N")]
+    pub debug_stall_after_ms: Option<u64>,
+    /// Print stats every N seconds.
+    #[arg(long, value_name = "N")]
+    pub stats: Option<u64>,
+    /// Log more (also RUST_LOG).
+    #[arg(short, long)]
+    pub verbose: bool,
+}
