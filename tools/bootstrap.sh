@@ -22,6 +22,7 @@ APT_PACKAGES=(
   desktop-file-utils      # gearshift-tray tests: the autostart file
   gjs nodejs              # GNOME Shell extension tests (gjs; eslint: install_eslint)
   libgtk-4-dev libadwaita-1-dev gettext appstream   # the app (gearshift-app), po/, metainfo
+  debhelper lintian makepkg rpm rpmlint man-db     # packaging (tools/test-packaging.sh)
 )
 # Packages taken from bookworm-backports (qemu 10 boots the 7.x kernels reliably).
 BPO_PACKAGES=(qemu-system-x86)

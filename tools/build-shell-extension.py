@@ -9,7 +9,9 @@ and packs each into <out>/gearshift@gearshift.github.io.shell-<45|43>.zip with
 `gnome-extensions pack` when gnome-shell is installed, else with `zip` in the same layout
 (the files at the root of the archive).
 
-usage: tools/build-shell-extension.py [OUT_DIR]   (default: target/gnome-shell-extension)
+usage: tools/build-shell-extension.py [--no-pack] [OUT_DIR]   (default: target/gnome-shell-extension)
+
+--no-pack stops after the two unpacked builds (what tools/install.sh installs).
 """
 
 import json
@@ -72,7 +74,10 @@ def pack(build: Path, out: Path, tag: str) -> Path:
 
 
 def main() -> None:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "target/gnome-shell-extension"
+    args = sys.argv[1:]
+    no_pack = "--no-pack" in args
+    args = [a for a in args if a != "--no-pack"]
+    out = Path(args[0]) if args else ROOT / "target/gnome-shell-extension"
     out = out.resolve()
     metadata = json.loads((SRC / "metadata.json").read_text())
 
@@ -93,6 +98,8 @@ def main() -> None:
     metadata["shell-version"] = LEGACY_VERSIONS
     (legacy / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n")
 
+    if no_pack:
+        return
     for build, tag in ((modern, "45"), (legacy, "43")):
         print(pack(build, out, tag))
 
