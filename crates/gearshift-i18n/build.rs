@@ -1,6 +1,6 @@
 //! Compiles the translations (po/*.po, the languages in po/LINGUAS) into
-//! OUT_DIR/locale/<lang>/LC_MESSAGES/gearshift.mo, where the app looks for them while it runs
-//! from the build tree. Without msgfmt (gettext) the app builds and speaks English.
+//! OUT_DIR/locale/<lang>/LC_MESSAGES/gearshift.mo, where the app and gearshiftctl look for them
+//! while they run from the build tree. Without msgfmt (gettext) they build and speak English.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

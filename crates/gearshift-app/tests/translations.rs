@@ -47,7 +47,10 @@ fn the_template_is_up_to_date() {
 #[test]
 fn potfiles_lists_every_file_with_strings() {
     let listed = std::fs::read_to_string(root().join("po/POTFILES.in")).expect("POTFILES.in");
-    let mut stack = vec![root().join("crates/gearshift-app/src")];
+    let mut stack = vec![
+        root().join("crates/gearshift-app/src"),
+        root().join("crates/gearshiftctl/src"),
+    ];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).expect("read_dir").flatten() {
             let path = entry.path();

@@ -4,6 +4,7 @@ use std::future::Future;
 use std::process::ExitCode;
 
 use gearshift_dbus::{model::stats_from_dict, Error as DbusError, ProfileInfo, Scheduler1Proxy};
+use gearshift_i18n::{fill_named, gettext};
 use zbus::proxy::CacheProperties;
 use zbus::Connection;
 
@@ -118,7 +119,10 @@ impl Ctl {
         match view.state.as_str() {
             "running" | "starting" => Ok(()),
             state => Err(CliError::daemon(
-                DbusError::NotRunning(format!("the scheduler is not running (state: {state})")),
+                DbusError::NotRunning(fill_named(
+                    &gettext("the scheduler is not running (state: {state})"),
+                    &[("state", state)],
+                )),
                 self.bus,
             )),
         }
@@ -132,7 +136,10 @@ impl Ctl {
             .enumerate()
             .map(|(i, dict)| {
                 let info = ProfileInfo::from_dict(dict).ok_or_else(|| {
-                    CliError::Protocol(format!("entry {i} of Profiles lacks a key or a type"))
+                    CliError::Protocol(fill_named(
+                        &gettext("entry {index} of Profiles lacks a key or a type"),
+                        &[("index", &i.to_string())],
+                    ))
                 })?;
                 Ok(ProfileEntry {
                     active: info.name == active,

@@ -1,8 +1,10 @@
 //! What can go wrong, as sentences, and the exit code each failure maps to.
 
+use std::fmt;
 use std::process::ExitCode;
 
 use gearshift_dbus::{Error as DbusError, BUS_NAME};
+use gearshift_i18n::{fill_named, gettext};
 
 use crate::BusKind;
 
@@ -29,27 +31,48 @@ const UNREACHABLE_NAMES: &[&str] = &[
 ];
 const SPAWN_PREFIX: &str = "org.freedesktop.DBus.Error.Spawn.";
 
+/// Display is written out below rather than with `#[error]`: the sentences are translated.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
     /// The bus itself could not be reached.
-    #[error("cannot connect to the {bus} bus: {source}")]
     Connect {
         bus: BusKind,
         #[source]
         source: zbus::Error,
     },
     /// A call on the daemon failed.
-    #[error("{}", daemon_sentence(.error, .bus))]
     Daemon { error: DbusError, bus: BusKind },
     /// gearshiftd left the bus while we were listening to it.
-    #[error("gearshiftd left the {0} bus")]
     Gone(BusKind),
     /// The daemon answered with something the contract does not allow.
-    #[error("unexpected answer from gearshiftd: {0}")]
     Protocol(String),
     /// Writing the output failed (a closed pipe is not reported: see `is_closed_pipe`).
-    #[error("cannot write the output: {0}")]
     Output(#[from] std::io::Error),
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = match self {
+            CliError::Connect { bus, source } => fill_named(
+                &gettext("cannot connect to the {bus} bus: {error}"),
+                &[("bus", &bus.to_string()), ("error", &source.to_string())],
+            ),
+            CliError::Daemon { error, bus } => daemon_sentence(error, bus),
+            CliError::Gone(bus) => fill_named(
+                &gettext("gearshiftd left the {bus} bus"),
+                &[("bus", &bus.to_string())],
+            ),
+            CliError::Protocol(detail) => fill_named(
+                &gettext("unexpected answer from gearshiftd: {detail}"),
+                &[("detail", detail)],
+            ),
+            CliError::Output(e) => fill_named(
+                &gettext("cannot write the output: {error}"),
+                &[("error", &e.to_string())],
+            ),
+        };
+        f.write_str(&text)
+    }
 }
 
 impl CliError {
@@ -99,27 +122,37 @@ pub fn daemon_exit_code(error: &DbusError) -> u8 {
     }
 }
 
-/// The error as one or two sentences for people.
+/// The error as one or two sentences for people. The daemon's messages stay as it wrote them
+/// (in English); what gearshiftctl adds is translated.
 fn daemon_sentence(error: &DbusError, bus: &BusKind) -> String {
     if is_unreachable(error) {
-        return format!("gearshiftd is not running (no {BUS_NAME} on the {bus} bus)");
+        return fill_named(
+            &gettext("gearshiftd is not running (no {name} on the {bus} bus)"),
+            &[("name", BUS_NAME), ("bus", &bus.to_string())],
+        );
     }
     let message = error.message().trim();
+    let failed = |name: &str| fill_named(&gettext("the call failed ({error})"), &[("error", name)]);
     match error {
         DbusError::AccessDenied(_) => {
             let message = if message.is_empty() {
-                "access denied"
+                gettext("access denied")
             } else {
-                message
+                message.to_owned()
             };
-            format!("{message}\nhint: run as root or from an active local session")
+            let hint = gettext("hint: run as root or from an active local session");
+            format!("{message}\n{hint}")
         }
         DbusError::InvalidProfile(_) if !message.is_empty() => {
-            format!("{message}\nhint: `gearshiftctl list-profiles` shows the profiles")
+            let hint = gettext("hint: `gearshiftctl list-profiles` shows the profiles");
+            format!("{message}\n{hint}")
         }
-        DbusError::Other { name, .. } if message.is_empty() => format!("the call failed ({name})"),
-        DbusError::Other { .. } => format!("the call failed: {message}"),
-        _ if message.is_empty() => format!("the call failed ({})", error.dbus_name()),
+        DbusError::Other { name, .. } if message.is_empty() => failed(name),
+        DbusError::Other { .. } => fill_named(
+            &gettext("the call failed: {message}"),
+            &[("message", message)],
+        ),
+        _ if message.is_empty() => failed(&error.dbus_name()),
         _ => message.to_owned(),
     }
 }

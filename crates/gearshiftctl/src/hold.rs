@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use gearshift_dbus::Error as DbusError;
+use gearshift_i18n::{fill_named, gettext};
 
 use crate::commands::Ctl;
 use crate::error::CliError;
@@ -25,12 +26,18 @@ pub async fn run(
             .map_err(|e| {
                 CliError::Output(std::io::Error::new(e.kind(), format!("{program}: {e}")))
             }),
-        None => Err(CliError::Protocol("no command to run".into())),
+        None => Err(CliError::Protocol(gettext("no command to run"))),
     };
     // The hold may already be gone (the user chose a profile): that is fine.
     match ctl.proxy.release_profile(cookie).await {
         Ok(()) | Err(DbusError::InvalidArgs(_)) => {}
-        Err(e) => eprintln!("gearshiftctl: releasing the hold: {e}"),
+        Err(e) => {
+            let text = fill_named(
+                &gettext("releasing the hold: {error}"),
+                &[("error", &e.to_string())],
+            );
+            eprintln!("gearshiftctl: {text}");
+        }
     }
     let status = status?;
     let code = match (

@@ -2,6 +2,10 @@
 //!
 //! `cli.rs` holds the command line, `main.rs` the dispatch; `commands.rs` talks to the daemon,
 //! `watch.rs` follows the Stats signal, `output.rs` formats for people and for scripts.
+//!
+//! Text for people is translated (gettext domain `gearshift`, set up by gearshift-i18n like the
+//! app's); JSON, the values commands take and print alone (modes, profiles, on/off) and
+//! `--help` (clap's compile-time strings, shared with the manual pages) stay English.
 
 mod commands;
 mod error;
@@ -15,11 +19,13 @@ mod cli;
 use std::process::ExitCode;
 
 use clap::Parser;
+use gearshift_i18n::gettext;
 
 pub use crate::cli::{BusKind, Cli, Command};
 use crate::error::CliError;
 
 fn main() -> ExitCode {
+    gearshift_i18n::init();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -38,7 +44,11 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("gearshiftctl: cannot start the async runtime: {e}");
+            let text = gearshift_i18n::fill_named(
+                &gettext("cannot start the async runtime: {error}"),
+                &[("error", &e.to_string())],
+            );
+            eprintln!("gearshiftctl: {text}");
             return ExitCode::from(error::code::FAILED);
         }
     };

@@ -3,6 +3,7 @@
 
 use std::io::{self, Write};
 
+use gearshift_i18n::{fill_named, gettext};
 use gearshift_types::Mode;
 use serde::Serialize;
 
@@ -26,12 +27,35 @@ pub fn emit(view: &impl View, json: bool) -> io::Result<()> {
     out.flush()
 }
 
-fn on_off(b: bool) -> &'static str {
+/// "on"/"off" inside a sentence, in the reader's language.
+pub fn on_off(b: bool) -> String {
+    if b {
+        gettext("on")
+    } else {
+        gettext("off")
+    }
+}
+
+/// "on"/"off" alone, as `preempt` takes them: the value a script or a person types back.
+fn on_off_value(b: bool) -> &'static str {
     if b {
         "on"
     } else {
         "off"
     }
+}
+
+/// Lines of "Label:  value" with the values lined up after the longest (translated) label.
+pub fn aligned(rows: &[(String, String)]) -> Vec<String> {
+    let width = rows
+        .iter()
+        .map(|(label, _)| label.chars().count())
+        .max()
+        .unwrap_or(0)
+        + 2;
+    rows.iter()
+        .map(|(label, value)| format!("{label:width$}{value}"))
+        .collect()
 }
 
 /// `status`.
@@ -52,48 +76,84 @@ pub struct StatusView {
 
 impl View for StatusView {
     fn human(&self) -> String {
-        let state = state_text(&self.state, &self.state_reason);
-        let mut lines = vec![
-            format!("State:       {state}"),
-            format!(
-                "Profile:     {} ({})",
-                self.profile,
-                reason_text(&self.profile_reason)
+        let mut rows = vec![
+            (
+                gettext("State:"),
+                state_text(&self.state, &self.state_reason),
             ),
-            format!("Mode:        {}", self.mode),
-            format!("Preemption:  {}", on_off(self.preemption)),
-            format!(
-                "Auto rules:  power source {}, follow power profile {}",
-                on_off(self.auto_power_source),
-                on_off(self.follow_power_profile)
+            (
+                gettext("Profile:"),
+                fill_named(
+                    &gettext("{profile} ({reason})"),
+                    &[
+                        ("profile", &self.profile),
+                        ("reason", &reason_text(&self.profile_reason)),
+                    ],
+                ),
+            ),
+            (gettext("Mode:"), self.mode.clone()),
+            (gettext("Preemption:"), on_off(self.preemption)),
+            (
+                gettext("Auto rules:"),
+                fill_named(
+                    &gettext("power source {source}, follow power profile {follow}"),
+                    &[
+                        ("source", &on_off(self.auto_power_source)),
+                        ("follow", &on_off(self.follow_power_profile)),
+                    ],
+                ),
             ),
         ];
         if !self.sched_ext_supported {
-            lines.push("sched_ext:   not available in this kernel".into());
+            rows.push(("sched_ext:".into(), gettext("not available in this kernel")));
         }
-        lines.push(format!("Version:     gearshiftd {}", self.version));
-        lines.join("\n")
+        rows.push((
+            gettext("Version:"),
+            fill_named(
+                &gettext("gearshiftd {version}"),
+                &[("version", &self.version)],
+            ),
+        ));
+        aligned(&rows).join("\n")
     }
 }
 
 /// Why a profile is in effect, in words.
 fn reason_text(reason: &str) -> String {
     match reason {
-        "default" => "the default".into(),
-        "user" => "chosen".into(),
-        "hold" => "held by an application".into(),
-        "battery" => "on battery".into(),
-        "power-profile" => "following the power mode".into(),
+        "default" => gettext("the default"),
+        "user" => gettext("chosen"),
+        "hold" => gettext("held by an application"),
+        "battery" => gettext("on battery"),
+        "power-profile" => gettext("following the power mode"),
         other => other.into(),
     }
 }
 
-/// The state, with the reason unless the scheduler runs (or the daemon gave none).
+/// A state of the daemon's State property, in words.
+fn state_word(state: &str) -> String {
+    match state {
+        "running" => gettext("running"),
+        "starting" => gettext("starting"),
+        "stopping" => gettext("stopping"),
+        "stopped" => gettext("stopped"),
+        "failed" => gettext("failed"),
+        "unsupported" => gettext("unsupported"),
+        other => other.into(),
+    }
+}
+
+/// The state, with the reason unless the scheduler runs (or the daemon gave none). The reason
+/// is the daemon's own sentence (in English: the daemon writes it for the journal too).
 fn state_text(state: &str, reason: &str) -> String {
+    let word = state_word(state);
     if state == "running" || reason.trim().is_empty() {
-        state.to_owned()
+        word
     } else {
-        format!("{state}: {}", reason.trim())
+        fill_named(
+            &gettext("{state}: {reason}"),
+            &[("state", &word), ("reason", reason.trim())],
+        )
     }
 }
 
@@ -121,12 +181,14 @@ impl View for SettingsView {
         match self.focus {
             Focus::Profile => self.profile.clone(),
             Focus::Mode => self.mode.clone(),
-            Focus::Preemption => on_off(self.preemption).to_owned(),
-            Focus::Changed => format!(
-                "Profile {}: mode {}, preemption {}",
-                self.profile,
-                self.mode,
-                on_off(self.preemption)
+            Focus::Preemption => on_off_value(self.preemption).to_owned(),
+            Focus::Changed => fill_named(
+                &gettext("Profile {profile}: mode {mode}, preemption {preemption}"),
+                &[
+                    ("profile", &self.profile),
+                    ("mode", &self.mode),
+                    ("preemption", &on_off(self.preemption)),
+                ],
             ),
         }
     }
@@ -141,7 +203,10 @@ pub struct StateView {
 
 impl View for StateView {
     fn human(&self) -> String {
-        format!("Scheduler {}", state_text(&self.state, &self.state_reason))
+        fill_named(
+            &gettext("Scheduler {state}"),
+            &[("state", &state_text(&self.state, &self.state_reason))],
+        )
     }
 }
 
@@ -167,7 +232,7 @@ impl View for ProfilesView {
         let width = self
             .profiles
             .iter()
-            .map(|p| p.name.len())
+            .map(|p| p.name.chars().count())
             .max()
             .unwrap_or(0);
         let mut lines: Vec<String> = self
@@ -175,14 +240,23 @@ impl View for ProfilesView {
             .iter()
             .map(|p| {
                 let mark = if p.active { '*' } else { ' ' };
-                let settings = format!("{}, preemption {}", p.mode, on_off(p.preemption));
+                let settings = fill_named(
+                    &gettext("{mode}, preemption {preemption}"),
+                    &[
+                        ("mode", p.mode.as_str()),
+                        ("preemption", &on_off(p.preemption)),
+                    ],
+                );
                 format!("{mark} {:width$}  {settings:28}  {}", p.name, p.description)
                     .trim_end()
                     .to_owned()
             })
             .collect();
         if !self.profiles.iter().any(|p| p.active) {
-            lines.push(format!("(active: {})", self.active));
+            lines.push(fill_named(
+                &gettext("(active: {profile})"),
+                &[("profile", &self.active)],
+            ));
         }
         lines.join("\n")
     }

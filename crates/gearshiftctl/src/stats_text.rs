@@ -1,85 +1,138 @@
 //! The scheduler's counters in words and units (field meanings: gearshift-types' `Stats`).
 
+use gearshift_i18n::{fill_named, gettext, ngettext};
 use gearshift_types::{Mode, Stats};
+
+use crate::output::{aligned, on_off};
 
 /// `stats`: the important counters, a line each.
 pub fn block(s: &Stats) -> String {
-    let preemption = if s.preemption { "on" } else { "off" };
-    let mut lines = vec![
-        format!("Mode:              {} (preemption {preemption})", s.mode),
-        format!("Uptime:            {}", duration(s.uptime_ms)),
-        format!(
-            "CPUs:              {} online, {} in use",
-            s.nr_online_cpus, s.nr_active_cpus
+    let mut rows = vec![
+        (
+            gettext("Mode:"),
+            fill_named(
+                &gettext("{mode} (preemption {preemption})"),
+                &[
+                    ("mode", s.mode.as_str()),
+                    ("preemption", &on_off(s.preemption)),
+                ],
+            ),
         ),
-        format!("Running now:       {}", tasks(s.nr_running)),
-        format!(
-            "Waiting now:       {} in the policy, {} in the shared queues",
-            tasks(s.nr_user_pending),
-            tasks(s.nr_shared_waiting)
+        (gettext("Uptime:"), duration(s.uptime_ms)),
+        (
+            gettext("CPUs:"),
+            fill_named(
+                &gettext("{online} online, {used} in use"),
+                &[
+                    ("online", &s.nr_online_cpus.to_string()),
+                    ("used", &s.nr_active_cpus.to_string()),
+                ],
+            ),
         ),
-        format!(
-            "Queued:            {} handed to the user-space policy",
-            tasks(s.nr_queued)
+        (gettext("Running now:"), tasks(s.nr_running)),
+        (
+            gettext("Waiting now:"),
+            fill_named(
+                &gettext("{policy} in the policy, {shared} in the shared queues"),
+                &[
+                    ("policy", &tasks(s.nr_user_pending)),
+                    ("shared", &tasks(s.nr_shared_waiting)),
+                ],
+            ),
         ),
-        format!(
-            "Dispatches:        {} by user space, {} by the kernel (BPF)",
-            count(s.nr_user_dispatches),
-            count(s.nr_kernel_dispatches)
+        (
+            gettext("Queued:"),
+            fill_named(
+                &gettext("{tasks} handed to the user-space policy"),
+                &[("tasks", &tasks(s.nr_queued))],
+            ),
         ),
-        format!(
-            "Interactive:       {} in the last second, {} fast-path wakeups",
-            tasks(s.nr_interactive),
-            count(s.nr_interactive_wakeups)
+        (
+            gettext("Dispatches:"),
+            fill_named(
+                &gettext("{user} by user space, {kernel} by the kernel (BPF)"),
+                &[
+                    ("user", &count(s.nr_user_dispatches)),
+                    ("kernel", &count(s.nr_kernel_dispatches)),
+                ],
+            ),
         ),
-        format!("Preemptions:       {}", count(s.nr_preemptions)),
-        format!("Starvation guard:  {}", times(s.nr_starvation_guard)),
-        format!("Congestion:        {}", times(s.nr_sched_congested)),
+        (
+            gettext("Interactive:"),
+            fill_named(
+                &gettext("{tasks} in the last second, {wakeups} fast-path wakeups"),
+                &[
+                    ("tasks", &tasks(s.nr_interactive)),
+                    ("wakeups", &count(s.nr_interactive_wakeups)),
+                ],
+            ),
+        ),
+        (gettext("Preemptions:"), count(s.nr_preemptions)),
+        (gettext("Starvation guard:"), times(s.nr_starvation_guard)),
+        (gettext("Congestion:"), times(s.nr_sched_congested)),
     ];
     if s.mode == Mode::Fifo {
-        lines.push(format!(
-            "FIFO:              {}, {} in FIFO order, {} overloaded, {}",
-            if s.fifo_active { "active" } else { "inactive" },
-            duration(s.fifo_time_ms),
-            duration(s.fifo_overload_time_ms),
-            format_args!("{} dispatches", count(s.nr_fifo_dispatches)),
+        let state = if s.fifo_active {
+            gettext("active")
+        } else {
+            gettext("inactive")
+        };
+        rows.push((
+            "FIFO:".into(),
+            fill_named(
+                &gettext(
+                    "{state}, {time} in FIFO order, {overload} overloaded, {dispatches} dispatches",
+                ),
+                &[
+                    ("state", &state),
+                    ("time", &duration(s.fifo_time_ms)),
+                    ("overload", &duration(s.fifo_overload_time_ms)),
+                    ("dispatches", &count(s.nr_fifo_dispatches)),
+                ],
+            ),
         ));
     }
-    lines.push(format!(
-        "Page faults:       {} (scheduling thread, should stay 0)",
-        count(s.page_faults)
+    rows.push((
+        gettext("Page faults:"),
+        fill_named(
+            &gettext("{count} (scheduling thread, should stay 0)"),
+            &[("count", &count(s.page_faults))],
+        ),
     ));
-    lines.push(format!("Arena in use:      {}", bytes(s.arena_used_bytes)));
-    lines.join("\n")
+    rows.push((gettext("Arena in use:"), bytes(s.arena_used_bytes)));
+    aligned(&rows).join("\n")
 }
 
 /// `stats --watch`: one line an update.
 pub fn line(s: &Stats) -> String {
-    format!(
-        "uptime {} | dispatches {} user / {} kernel | queued {} | running {} | preemptions {} \
-         | page faults {}",
-        duration(s.uptime_ms),
-        count(s.nr_user_dispatches),
-        count(s.nr_kernel_dispatches),
-        count(s.nr_queued),
-        count(s.nr_running),
-        count(s.nr_preemptions),
-        count(s.page_faults),
+    fill_named(
+        &gettext(
+            // One literal: xgettext reads Rust as C, where a `\` line break keeps the indent.
+            "uptime {uptime} | dispatches {user} user / {kernel} kernel | queued {queued} | running {running} | preemptions {preemptions} | page faults {faults}",
+        ),
+        &[
+            ("uptime", &duration(s.uptime_ms)),
+            ("user", &count(s.nr_user_dispatches)),
+            ("kernel", &count(s.nr_kernel_dispatches)),
+            ("queued", &count(s.nr_queued)),
+            ("running", &count(s.nr_running)),
+            ("preemptions", &count(s.nr_preemptions)),
+            ("faults", &count(s.page_faults)),
+        ],
     )
 }
 
 fn tasks(n: u64) -> String {
-    match n {
-        1 => "1 task".into(),
-        n => format!("{} tasks", count(n)),
-    }
+    let n32 = u32::try_from(n).unwrap_or(u32::MAX);
+    fill_named(&ngettext("{n} task", "{n} tasks", n32), &[("n", &count(n))])
 }
 
 fn times(n: u64) -> String {
-    match n {
-        1 => "once".into(),
-        n => format!("{} times", count(n)),
+    if n == 1 {
+        return gettext("once");
     }
+    let n32 = u32::try_from(n).unwrap_or(u32::MAX);
+    fill_named(&ngettext("{n} time", "{n} times", n32), &[("n", &count(n))])
 }
 
 /// A counter with thousands separated by spaces (locale-neutral).

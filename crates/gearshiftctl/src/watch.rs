@@ -2,6 +2,7 @@
 
 use futures_util::StreamExt;
 use gearshift_dbus::model::stats_from_dict;
+use gearshift_i18n::{fill_named, gettext};
 use tokio::signal::unix::{signal, SignalKind};
 
 use crate::commands::Ctl;
@@ -36,8 +37,13 @@ pub async fn run(ctl: &Ctl, interval_ms: u32, json: bool) -> Result<(), CliError
             }
             exit = exits.next() => {
                 if let Some(args) = exit.as_ref().and_then(|signal| signal.args().ok()) {
-                    let next = if *args.will_restart() { "restarting" } else { "not restarting" };
-                    eprintln!("gearshiftctl: the scheduler exited: {} ({next})", args.reason());
+                    let template = if *args.will_restart() {
+                        gettext("the scheduler exited: {reason} (restarting)")
+                    } else {
+                        gettext("the scheduler exited: {reason} (not restarting)")
+                    };
+                    let text = fill_named(&template, &[("reason", args.reason())]);
+                    eprintln!("gearshiftctl: {text}");
                 }
             }
             new_owner = owner.next() => {
