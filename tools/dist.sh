@@ -30,7 +30,7 @@ copy_tree "$STAGE"
 echo "dist: vendoring crates" >&2
 {
   printf '\n# Added by tools/dist.sh: the crates come from vendor/ (offline builds).\n'
-  (cd "$STAGE" && cargo vendor --locked --quiet vendor)
+  (cd "$STAGE" && cargo vendor --locked vendor 2>/dev/null)   # prints the source replacement
 } >>"$STAGE/.cargo/config.toml"
 
 cargo xtask man "$STAGE/man" >/dev/null
