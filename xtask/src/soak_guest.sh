@@ -35,7 +35,7 @@ SAMPLER=$!
 # Interactive probe: a 10 s timer-wakeup measurement each minute (cyclictest, µs).
 ( while :; do
     cyclictest -q -t1 -p0 -i 10000 -D 10 2>/dev/null \
-        | awk '/Avg:/{for (i = 1; i < NF; i++) {if ($i == "Avg:") a = $(i+1); if ($i == "Max:") m = $(i+1)}; print "probe", a, m}'
+        | awk '/Avg:/{a = $0; sub(/.*Avg: */, "", a); sub(/ .*/, "", a); m = $0; sub(/.*Max: */, "", m); sub(/ .*/, "", m); print "probe", a, m}'
     sleep 50
   done > /tmp/probe.log 2>&1 ) &
 PROBE=$!
