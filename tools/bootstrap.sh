@@ -23,6 +23,7 @@ APT_PACKAGES=(
   gjs nodejs              # GNOME Shell extension tests (gjs; eslint: install_eslint)
   libgtk-4-dev libadwaita-1-dev gettext appstream   # the app (gearshift-app), po/, metainfo
   debhelper lintian makepkg rpm rpmlint man-db     # packaging (tools/test-packaging.sh)
+  libseccomp-dev          # cargo xtask bench --with-peers: scx_rustland links libseccomp
 )
 # Packages taken from bookworm-backports (qemu 10 boots the 7.x kernels reliably).
 BPO_PACKAGES=(qemu-system-x86)
