@@ -67,19 +67,6 @@ pub fn run(
     crate::vm::run(cache, kernel, &vm, include_str!("soak_guest.sh")).context("soak VM run")
 }
 
-/// The value printed as `key=value` (the last one).
-pub fn field<'a>(out: &'a VmOutput, key: &str) -> Option<&'a str> {
-    out.output
-        .lines()
-        .rev()
-        .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
-        .map(str::trim)
-}
-
-pub fn number(out: &VmOutput, key: &str) -> Option<f64> {
-    field(out, key)?.parse().ok()
-}
-
 /// What a good soak looks like; the problems found, empty when it passed.
 pub fn verdict(out: &VmOutput) -> Vec<String> {
     let mut problems = Vec::new();
@@ -88,10 +75,10 @@ pub fn verdict(out: &VmOutput) -> Vec<String> {
             problems.push(what);
         }
     };
-    let num = |k: &str| number(out, k).unwrap_or(f64::NAN);
+    let num = |k: &str| out.number(k).unwrap_or(f64::NAN);
     want(
-        field(out, "final_state") == Some("running"),
-        format!("final state {:?}", field(out, "final_state")),
+        out.field("final_state") == Some("running"),
+        format!("final state {:?}", out.field("final_state")),
     );
     want(
         num("sched_ejections") == 0.0,

@@ -83,6 +83,20 @@ impl VmOutput {
     pub fn success(&self) -> bool {
         self.status == 0
     }
+
+    /// The value a guest script printed as `key=value` (the last such line), trimmed.
+    pub fn field(&self, key: &str) -> Option<&str> {
+        self.output
+            .lines()
+            .rev()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+            .map(str::trim)
+    }
+
+    /// [`VmOutput::field`] as a number.
+    pub fn number(&self, key: &str) -> Option<f64> {
+        self.field(key)?.parse().ok()
+    }
 }
 
 /// vng arguments for `cfg`, sharing `run_dir` read-write and running `guest_script` there.

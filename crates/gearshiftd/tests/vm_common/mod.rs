@@ -80,11 +80,7 @@ pub fn run(cpus: u32, config: &str, scheduler_args: &[&str], script: &str) -> Vm
 }
 
 pub fn field<'a>(out: &'a VmOutput, key: &str) -> &'a str {
-    out.output
-        .lines()
-        .rev()
-        .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
-        .map(str::trim)
+    out.field(key)
         .unwrap_or_else(|| panic!("no {key}= in the output:\n{}", out.output))
 }
 

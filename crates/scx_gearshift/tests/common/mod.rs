@@ -85,16 +85,11 @@ pub fn run_with(cfg: VmConfig, body: &str) -> VmOutput {
 
 /// The value printed as `key=value` (last occurrence).
 pub fn field<'a>(out: &'a VmOutput, key: &str) -> Option<&'a str> {
-    out.output
-        .lines()
-        .rev()
-        .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
-        .map(str::trim)
+    out.field(key)
 }
 
 pub fn number(out: &VmOutput, key: &str) -> f64 {
-    field(out, key)
-        .and_then(|v| v.parse().ok())
+    out.number(key)
         .unwrap_or_else(|| panic!("no numeric {key}= in the output:\n{}", out.output))
 }
 
