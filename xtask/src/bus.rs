@@ -79,3 +79,30 @@ pub fn bus_config(listen: &str, servicedir: Option<&Path>) -> String {
         policy = xml_escape(&policy.to_string_lossy())
     )
 }
+
+/// Where guest scripts find the private system bus (a socket in the guest's own /tmp).
+pub const GUEST_BUS_SOCKET: &str = "/tmp/gs-bus.sock";
+
+/// Writes what a guest needs to run gearshiftd on a private system bus into `run` (a directory
+/// the guest sees): `bus.conf`, and `config.toml` made of `config` (top-level keys and tables
+/// other than [scheduler]) plus the scheduler's path and arguments.
+pub fn write_daemon_run_dir(
+    run: &Path,
+    config: &str,
+    scheduler: &Path,
+    scheduler_args: &[&str],
+) -> std::io::Result<()> {
+    std::fs::create_dir_all(run)?;
+    std::fs::write(
+        run.join("bus.conf"),
+        system_bus_config(Path::new(GUEST_BUS_SOCKET)),
+    )?;
+    std::fs::write(
+        run.join("config.toml"),
+        format!(
+            "{config}\n[scheduler]\npath = {:?}\nargs = {:?}\nstart_timeout_ms = 60000\n",
+            scheduler.display().to_string(),
+            scheduler_args
+        ),
+    )
+}

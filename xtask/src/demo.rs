@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::bus::system_bus_config;
+use crate::bus::write_daemon_run_dir;
 
 /// The guest's narrated session. Binaries and the run directory come in the environment.
 const SCRIPT: &str = r#"
@@ -77,20 +77,9 @@ pub fn release_bin(name: &str) -> Result<PathBuf> {
 /// Writes the demo's bus and daemon configs into `run` (shared with the guest); returns the
 /// script and the environment it needs.
 pub fn prepare(run: &Path) -> Result<(String, Vec<(String, String)>)> {
-    std::fs::write(
-        run.join("bus.conf"),
-        system_bus_config(Path::new("/tmp/gs-bus.sock")),
-    )
-    .context("writing the demo bus config")?;
     let scheduler = release_bin("scx_gearshift")?;
-    std::fs::write(
-        run.join("config.toml"),
-        format!(
-            "autostart = true\n[scheduler]\npath = {:?}\nstart_timeout_ms = 60000\n",
-            scheduler.display().to_string()
-        ),
-    )
-    .context("writing the demo daemon config")?;
+    write_daemon_run_dir(run, "autostart = true", &scheduler, &[])
+        .context("writing the demo's bus and daemon configs")?;
     let env = vec![
         ("RUN".to_owned(), run.display().to_string()),
         (

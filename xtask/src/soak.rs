@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use crate::bus::system_bus_config;
+use crate::bus::write_daemon_run_dir;
 use crate::vm::{VmConfig, VmOutput};
 
 /// The three programs under test.
@@ -33,18 +33,7 @@ pub fn run(
     cfg: &SoakConfig,
     run_dir: &Path,
 ) -> Result<VmOutput> {
-    std::fs::create_dir_all(run_dir)?;
-    std::fs::write(
-        run_dir.join("bus.conf"),
-        system_bus_config(Path::new("/tmp/gs-bus.sock")),
-    )?;
-    std::fs::write(
-        run_dir.join("config.toml"),
-        format!(
-            "autostart = true\n[scheduler]\npath = {:?}\nstart_timeout_ms = 60000\n",
-            bins.scheduler.display().to_string()
-        ),
-    )?;
+    write_daemon_run_dir(run_dir, "autostart = true", &bins.scheduler, &[])?;
     let stress_ng = crate::tools::stress_ng(cache)?;
     let env = [
         ("RUN", run_dir.display().to_string()),

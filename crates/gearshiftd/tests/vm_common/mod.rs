@@ -3,11 +3,10 @@
 //! to read the `key=value` lines guest scripts print.
 #![allow(dead_code)]
 
-use std::path::Path;
 use std::time::Duration;
 
 use gearshift_testbus::{repo_root, workspace_bin};
-use xtask::bus::system_bus_config;
+use xtask::bus::write_daemon_run_dir;
 use xtask::{run_in_vm, VmConfig, VmOutput};
 
 /// Shell functions: `prop NAME`, `stat FIELD`, `now_ms`, `wait_state STATE`, and
@@ -41,21 +40,8 @@ pub fn run(cpus: u32, config: &str, scheduler_args: &[&str], script: &str) -> Vm
         .tempdir_in(repo_root().join("target"))
         .expect("run dir under target/ (shared with the guest)");
     let dir = run.path();
-    std::fs::write(
-        dir.join("bus.conf"),
-        system_bus_config(Path::new("/tmp/gs-bus.sock")),
-    )
-    .expect("bus.conf");
-    let scheduler = workspace_bin("scx_gearshift");
-    std::fs::write(
-        dir.join("config.toml"),
-        format!(
-            "{config}\n[scheduler]\npath = {:?}\nargs = {:?}\nstart_timeout_ms = 60000\n",
-            scheduler.display().to_string(),
-            scheduler_args
-        ),
-    )
-    .expect("config.toml");
+    write_daemon_run_dir(dir, config, &workspace_bin("scx_gearshift"), scheduler_args)
+        .expect("bus and daemon configs in the run dir");
     let stress_ng = xtask::tools::stress_ng(&xtask::cache::Cache::from_env()).expect("stress-ng");
     let cfg = VmConfig {
         cpus,
