@@ -4,16 +4,32 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# Incremental compilation only pays off when the same tree is rebuilt after small edits; in a
+# whole run it doubles what target/ holds. A whole run needs about 10 GiB (README.md).
+export CARGO_INCREMENTAL=0
+NEED_FREE_GIB=10
+
+free_gib() { df -Pk . | awk 'NR == 2 { printf "%.1f", $4 / 1048576 }'; }
+step() { echo "== $* (free disk: $(free_gib) GiB)" >&2; }
+
+if awk -v f="$(free_gib)" -v n="$NEED_FREE_GIB" 'BEGIN { exit !(f < n) }'; then
+  echo "warning: only $(free_gib) GiB free here; a whole run needs about $NEED_FREE_GIB GiB" \
+    "(target/, fuzz/target, the kernel and tool cache)" >&2
+fi
+
 ./tools/bootstrap.sh
-echo "== fetching the sched_ext kernel and test tools" >&2
+step "fetching the sched_ext kernel and test tools"
 cargo xtask kernel >/dev/null
 cargo xtask tools >/dev/null
-echo "== format and lint" >&2
+step "format and lint"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
-echo "== host tests" >&2
+step "host tests"
 cargo test --workspace --locked
+step "fuzz targets over their corpora"
 ./tools/fuzz.sh   # every fuzz target over its committed corpus (fuzz/, docs/reliability.md)
-echo "== VM tests" >&2
+step "VM tests"
 cargo test --workspace --locked -- --ignored --test-threads=1
+step "packaging"
 ./tools/test-packaging.sh   # build, lint, install and remove the .deb; check the spec and PKGBUILD
+step "done"
