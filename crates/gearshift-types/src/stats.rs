@@ -55,6 +55,9 @@ pub struct Stats {
     pub nr_usersched_runs: u64,
     /// Times a regular task went ahead of interactive ones because it had waited too long.
     pub nr_starvation_guard: u64,
+    /// Idle CPUs woken by the backstop for a task that waited well past a slice (should be
+    /// rare: each one is a wakeup the scheduler's normal paths missed).
+    pub nr_rescue_kicks: u64,
     /// Interactive wakeups placed by BPF without a user-space round trip.
     pub nr_interactive_wakeups: u64,
     /// CPUs taken from non-interactive tasks for waking interactive ones.

@@ -102,6 +102,7 @@ struct Session<'obj> {
     settings: Settings,
     started: Instant,
     faults_at_start: u64,
+    faults_reported: u64,
     stats_interval: Option<Duration>,
     stall_at: Option<Instant>,
 }
@@ -128,6 +129,7 @@ impl<'obj> Session<'obj> {
             settings,
             started: Instant::now(),
             faults_at_start: thread_page_faults(),
+            faults_reported: 0,
             stats_interval: opts.stats_interval,
             stall_at: opts.debug_stall_after.map(|d| Instant::now() + d),
         }
@@ -149,6 +151,7 @@ impl<'obj> Session<'obj> {
             let now = Instant::now();
             if now >= next_housekeeping {
                 self.policy.forget_idle(monotonic_ns());
+                self.report_new_faults();
                 next_housekeeping = now + HOUSEKEEPING;
             }
             if let (Some(at), Some(every)) = (next_stats, self.stats_interval) {
@@ -161,6 +164,19 @@ impl<'obj> Session<'obj> {
             std::thread::yield_now();
         }
         Ok(())
+    }
+
+    /// A page fault here stalls every task waiting to be dispatched: say so when one happened.
+    fn report_new_faults(&mut self) {
+        let faults = thread_page_faults().saturating_sub(self.faults_at_start);
+        if faults > self.faults_reported {
+            tracing::warn!(
+                "the scheduling thread page-faulted: {} fault(s) since attaching ({} new)",
+                faults,
+                faults - self.faults_reported
+            );
+            self.faults_reported = faults;
+        }
     }
 
     /// One round: everything queued goes through the policy and back out, most urgent first.
@@ -233,6 +249,7 @@ impl<'obj> Session<'obj> {
             nr_sched_congested: c.nr_sched_congested,
             nr_usersched_runs: c.nr_usersched_runs,
             nr_starvation_guard: c.nr_starvation_guard,
+            nr_rescue_kicks: c.nr_rescue_kicks,
             nr_interactive_wakeups: c.nr_interactive_wakeups,
             nr_preemptions: c.nr_preemptions,
             nr_interactive: self.policy.nr_interactive(),
@@ -252,7 +269,7 @@ fn monotonic_ns() -> u64 {
 fn print_stats(s: &Stats) {
     println!(
         "[gearshift] mode={} preempt={} fifo_active={} fifo_ms={} fifo_overload_ms={} fifo={} active_cpus={} cpus={} running={} queued={} scheduled={} pending={} shared={} \
-         user={} kernel={} cancel={} bounce={} failed={} congested={} starved={} fastwake={} preempted={} interactive={} \
+         user={} kernel={} cancel={} bounce={} failed={} congested={} starved={} rescued={} fastwake={} preempted={} interactive={} \
          page_faults={} arena_kib={}",
         s.mode,
         s.preemption,
@@ -274,6 +291,7 @@ fn print_stats(s: &Stats) {
         s.nr_failed_dispatches,
         s.nr_sched_congested,
         s.nr_starvation_guard,
+        s.nr_rescue_kicks,
         s.nr_interactive_wakeups,
         s.nr_preemptions,
         s.nr_interactive,

@@ -139,6 +139,53 @@ static bool take_from(u64 dsq, s32 cpu, bool numa)
 	return false;
 }
 
+/*
+ * The load tick's backstop for every mode: a task that has waited in a shared DSQ well past
+ * a slice while an idle CPU that would take it sleeps gets that CPU woken. The wakeup paths
+ * should never leave such a task behind (low-power mode, for one, relies on busy CPUs taking
+ * waiters at their next dispatch); this bounds the wait if they do, instead of the sched_ext
+ * watchdog ejecting the scheduler ~30 s later.
+ */
+static void rescue_overdue(u64 dsq, bool numa)
+{
+	const struct cpumask *idle;
+	struct task_struct *p;
+	struct task_ctx *tctx;
+	u64 now = scx_bpf_now();
+	s32 cpu, found = -1;
+	u32 seen = 0;
+
+	bpf_for_each(scx_dsq, p, dsq, 0) {
+		if (++seen > GS_PULL_SCAN)
+			break;
+		tctx = lookup_task_ctx(p);
+		if (!tctx || now <= tctx->enq_at || now - tctx->enq_at < starvation_ns + 2 * slice_max_ns)
+			continue;
+		idle = scx_bpf_get_idle_cpumask();
+		bpf_for(cpu, 0, nr_cpu_ids) {
+			if (cpu >= GS_MAX_CPUS)
+				break;
+			if (bpf_cpumask_test_cpu(cpu, idle) && may_pull(cpu, p, numa)) {
+				found = cpu;
+				break;
+			}
+		}
+		scx_bpf_put_idle_cpumask(idle);
+		/* One CPU per tick and queue: it takes the oldest waiters first anyway. */
+		break;
+	}
+	if (found >= 0) {
+		scx_bpf_kick_cpu(found, SCX_KICK_IDLE);
+		stat_inc(nr_rescue_kicks);
+	}
+}
+
+static void rescue_overdue_tasks(void)
+{
+	rescue_overdue(GS_PRIO_DSQ, false);
+	rescue_overdue(GS_SHARED_DSQ, true);
+}
+
 static bool take_regular(s32 cpu)
 {
 	if (!take_from(GS_SHARED_DSQ, cpu, true))

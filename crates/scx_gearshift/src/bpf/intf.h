@@ -149,6 +149,8 @@ struct gs_counters {
 	u64 fifo_active;
 	/* CPUs tasks are packed onto (low-power mode; all online CPUs otherwise). */
 	u64 nr_active_cpus;
+	/* Idle CPUs the load tick woke for a task left waiting too long (should stay rare). */
+	u64 nr_rescue_kicks;
 };
 
 #endif /* __GEARSHIFT_INTF_H */

@@ -131,6 +131,8 @@ static void kick_for_waiting(void)
 	}
 }
 
+static void rescue_overdue_tasks(void); /* dispatch.bpf.h */
+
 static s32 load_tick_fn(void *map, int *key, struct bpf_timer *timer)
 {
 	/*
@@ -147,6 +149,7 @@ static s32 load_tick_fn(void *map, int *key, struct bpf_timer *timer)
 	update_fifo(delta);
 	update_active_mask();
 	kick_for_waiting();
+	rescue_overdue_tasks();
 	bpf_timer_start(timer, GS_LOAD_TICK_NS, 0);
 	return 0;
 }
