@@ -83,6 +83,15 @@ pub fn bus_config(listen: &str, servicedir: Option<&Path>) -> String {
 /// Where guest scripts find the private system bus (a socket in the guest's own /tmp).
 pub const GUEST_BUS_SOCKET: &str = "/tmp/gs-bus.sock";
 
+/// The start of every guest script that runs gearshiftd on the private bus (daemon_guest.sh):
+/// `start_daemon`, `wait_state`, `prop`, `stat`, `now_ms`, `$B` and `$DEST`.
+pub fn daemon_guest_prelude() -> String {
+    format!(
+        "export DBUS_SYSTEM_BUS_ADDRESS=unix:path={GUEST_BUS_SOCKET}\n{}",
+        include_str!("daemon_guest.sh")
+    )
+}
+
 /// Writes what a guest needs to run gearshiftd on a private system bus into `run` (a directory
 /// the guest sees): `bus.conf`, and `config.toml` made of `config` (top-level keys and tables
 /// other than [scheduler]) plus the scheduler's path and arguments.

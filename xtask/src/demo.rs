@@ -5,25 +5,15 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::bus::write_daemon_run_dir;
+use crate::bus::{daemon_guest_prelude, write_daemon_run_dir};
 
-/// The guest's narrated session. Binaries and the run directory come in the environment.
+/// The guest's narrated session, after the daemon prelude (daemon_guest.sh). Binaries and the
+/// run directory come in the environment.
 const SCRIPT: &str = r#"
-set -u
-export DBUS_SYSTEM_BUS_ADDRESS=unix:path=/tmp/gs-bus.sock
 ctl() { echo "\$ gearshiftctl $*"; "$GEARSHIFTCTL" "$@" 2>&1 | sed 's/^/  /'; }
-wait_state() {
-    for _ in $(seq 1 600); do
-        [ "$("$GEARSHIFTCTL" --json status 2>/dev/null | sed -n 's/.*"state":"\([a-z]*\)".*/\1/p')" = "$1" ] && return 0
-        sleep 0.2
-    done
-    echo "gearshiftd did not reach $1:"; tail -20 /tmp/gsd.log; exit 1
-}
 
 echo "== guest kernel $(uname -r), $(nproc) CPUs; sched_ext: $(cat /sys/kernel/sched_ext/state)"
-dbus-daemon --config-file="$RUN/bus.conf" --fork --nopidfile
-"$GEARSHIFTD" --config "$RUN/config.toml" --state-dir /tmp/gs-state --runtime-dir /tmp/gs-run > /tmp/gsd.log 2>&1 &
-GSD=$!
+start_daemon
 echo "== gearshiftd started (pid $GSD); it starts scx_gearshift (autostart) and waits for the kernel"
 wait_state running
 ctl status
@@ -91,5 +81,5 @@ pub fn prepare(run: &Path) -> Result<(String, Vec<(String, String)>)> {
             release_bin("gearshiftctl")?.display().to_string(),
         ),
     ];
-    Ok((SCRIPT.to_owned(), env))
+    Ok((format!("{}\n{SCRIPT}", daemon_guest_prelude()), env))
 }

@@ -198,7 +198,6 @@ fn main() -> Result<ExitCode> {
             let bins = xtask::soak::Binaries {
                 scheduler: xtask::demo::release_bin("scx_gearshift")?,
                 daemon: xtask::demo::release_bin("gearshiftd")?,
-                ctl: xtask::demo::release_bin("gearshiftctl")?,
             };
             let kernel = obtain(&cache, &kernel, false)?;
             let cfg = xtask::soak::SoakConfig {

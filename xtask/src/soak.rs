@@ -7,15 +7,14 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use crate::bus::write_daemon_run_dir;
+use crate::bus::{daemon_guest_prelude, write_daemon_run_dir};
 use crate::vm::{VmConfig, VmOutput};
 
-/// The three programs under test.
+/// The programs under test.
 #[derive(Debug, Clone)]
 pub struct Binaries {
     pub scheduler: PathBuf,
     pub daemon: PathBuf,
-    pub ctl: PathBuf,
 }
 
 #[derive(Debug, Clone)]
@@ -38,7 +37,6 @@ pub fn run(
     let env = [
         ("RUN", run_dir.display().to_string()),
         ("GEARSHIFTD", bins.daemon.display().to_string()),
-        ("GEARSHIFTCTL", bins.ctl.display().to_string()),
         ("STRESS_NG", stress_ng.display().to_string()),
         ("SOAK_S", cfg.duration.as_secs().to_string()),
     ];
@@ -53,7 +51,12 @@ pub fn run(
         stream: true,
         ..VmConfig::default()
     };
-    crate::vm::run(cache, kernel, &vm, include_str!("soak_guest.sh")).context("soak VM run")
+    let script = format!(
+        "{}\n{}",
+        daemon_guest_prelude(),
+        include_str!("soak_guest.sh")
+    );
+    crate::vm::run(cache, kernel, &vm, &script).context("soak VM run")
 }
 
 /// What a good soak looks like; the problems found, empty when it passed.

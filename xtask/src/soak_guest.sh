@@ -1,33 +1,33 @@
 # Soak, run in the guest: gearshiftd runs scx_gearshift on a private system bus for $SOAK_S
 # seconds under a rotating load, with profile/mode/preemption switches over D-Bus and CPU
 # hotplug. Prints progress and, at the end, key=value lines (see xtask/src/soak.rs).
-set -u
-export DBUS_SYSTEM_BUS_ADDRESS=unix:path=/tmp/gs-bus.sock
-DEST="io.github.gearshift.Scheduler1 /io/github/gearshift/Scheduler1 io.github.gearshift.Scheduler1"
-B="busctl --timeout=60"
+# After the daemon prelude (daemon_guest.sh).
 NCPU=$(nproc --all)
-prop() { $B get-property $DEST "$1" 2>/dev/null | cut -d' ' -f2- | tr -d '"'; }
 sched_pid() { pgrep -P "$GSD" -f scx_gearshift | head -1; }
 rss() { awk '/VmRSS/{print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
-stat() { "$GEARSHIFTCTL" --json stats 2>/dev/null | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1" 2>/dev/null; }
+# sample_max KEY: the largest KEY=value in the samples.
+sample_max() {
+    awk -v k="$1=" '{ for (i = 1; i <= NF; i++) if (index($i, k) == 1) { v = substr($i, length(k) + 1) + 0; if (v > m) m = v } } END { print m + 0 }' /tmp/samples.log
+}
 
-BUS_PID=$(dbus-daemon --config-file="$RUN/bus.conf" --fork --nopidfile --print-pid) || exit 90
-echo -900 > "/proc/$BUS_PID/oom_score_adj"
-"$GEARSHIFTD" --config "$RUN/config.toml" --state-dir /tmp/gs-state --runtime-dir /tmp/gs-run > /tmp/gsd.log 2>&1 &
-GSD=$!
 # A scheduler is something the machine cannot do without; the soak's memory hog is not.
-echo -900 > "/proc/$GSD/oom_score_adj"
-for _ in $(seq 1 600); do [ "$(prop State)" = running ] && break; sleep 0.2; done
-[ "$(prop State)" = running ] || { echo "never running: $(prop StateReason)"; cat /tmp/gsd.log; exit 91; }
+start_daemon -900
+wait_state running
 SCHED=$(sched_pid)
+# Where the scheduling thread (the scheduler's main thread: tid = pid) page-faults, if it does.
+TRACE=/sys/kernel/tracing
+[ -e $TRACE/events ] || mount -t tracefs tracefs $TRACE 2>/dev/null
+echo "common_pid == $SCHED" > $TRACE/events/exceptions/page_fault_user/filter 2>/dev/null \
+    && echo 1 > $TRACE/events/exceptions/page_fault_user/enable
 echo "rss_daemon_start_kib=$(rss $GSD)"
 echo "rss_sched_start_kib=$(rss "$SCHED")"
 dbus-monitor --address "$DBUS_SYSTEM_BUS_ADDRESS" "type='signal',member='SchedulerExited'" > /tmp/exits.log 2>&1 &
 MON=$!
 
-# Sampler: state, kernel state, scheduler pid and page faults every 5 s.
+# Sampler every 5 s: state, kernel state, scheduler pid, page faults, mode, rescue kicks.
 ( while :; do
-    echo "$(date +%s) $(prop State) $(cat /sys/kernel/sched_ext/state) pid=$(sched_pid) faults=$(stat page_faults)"
+    read -r faults mode rescued <<< "$(stat page_faults mode nr_rescue_kicks)"
+    echo "$(date +%s) $(prop State) $(cat /sys/kernel/sched_ext/state) pid=$(sched_pid) faults=${faults:-} mode=${mode:-} rescued=${rescued:-}"
     sleep 5
   done > /tmp/samples.log 2>&1 ) &
 SAMPLER=$!
@@ -89,13 +89,18 @@ sleep 6
 kill $SAMPLER $MON 2>/dev/null
 SCHED_END=$(sched_pid)
 
-echo "--- samples (time state kernel pid faults) ---"; awk 'NR % 6 == 1' /tmp/samples.log
+echo "--- samples (time state kernel pid faults mode rescue-kicks; every 30 s, and with faults) ---"
+awk 'NR % 6 == 1 || / faults=[1-9]/' /tmp/samples.log
 echo "--- probe per minute (avg max, µs) ---"; cat /tmp/probe.log
 echo "--- hotplug ---"; cat /tmp/hotplug.log | tr '\n' ' '; echo
 echo "--- SchedulerExited ---"; grep -A2 SchedulerExited /tmp/exits.log | grep -E 'string|boolean' | paste - - | sed 's/^ *//'
 echo "--- failed switches ---"; grep switch_failed /tmp/switch.log
 echo "--- kernel ---"; dmesg | grep -i 'sched_ext' | tail -20
 echo "--- gearshiftd (warnings) ---"; grep -E 'WARN|ERROR' /tmp/gsd.log | tail -20
+echo "--- the scheduler's page faults ---"; grep -F 'page-faulted' /tmp/gsd.log | tail -20
+grep -E 'attached|page-faulted' /tmp/gsd.log | tail -40 | cut -c1-160
+echo "--- the scheduling thread's page faults (ftrace; re-attaching may fault, a session may not) ---"
+grep -F page_fault_user $TRACE/trace 2>/dev/null | tail -30
 echo "final_state=$(prop State)"
 echo "final_reason=$(prop StateReason)"
 echo "phases=$phase"
@@ -105,7 +110,8 @@ echo "exited_signals=$(grep -c 'member=SchedulerExited' /tmp/exits.log)"
 echo "kernel_restarts=$(grep -c 'Restarting at the kernel' /tmp/gsd.log)"
 echo "sched_pids=$(awk '{print $4}' /tmp/samples.log | sort -u | grep -c 'pid=[0-9]')"
 echo "sched_ejections=$(dmesg | grep -ciE 'sched_ext:.*(runtime error|stall|error)')"
-echo "page_faults_max=$(awk '{sub("faults=","",$5); if ($5+0 > m) m = $5+0} END{print m+0}' /tmp/samples.log)"
+echo "page_faults_max=$(sample_max faults)"
+echo "rescue_kicks_max=$(sample_max rescued)"
 echo "rss_daemon_end_kib=$(rss $GSD)"
 echo "rss_sched_end_kib=$(rss "$SCHED_END")"
 echo "probe_max_us=$(awk '{if ($3+0 > m) m = $3+0} END{print m+0}' /tmp/probe.log)"

@@ -16,7 +16,6 @@ fn three_minute_soak() {
     let bins = Binaries {
         scheduler: workspace_bin("scx_gearshift"),
         daemon: workspace_bin("gearshiftd"),
-        ctl: workspace_bin("gearshiftctl"),
     };
     let run = tempfile::Builder::new()
         .prefix("vm-soak-")

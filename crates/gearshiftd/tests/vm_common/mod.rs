@@ -1,37 +1,16 @@
-//! Shared by the daemon's VM tests: a guest prelude that starts a private system bus and the
-//! real gearshiftd (debug builds of gearshiftd, gearshiftctl and scx_gearshift), and helpers
-//! to read the `key=value` lines guest scripts print.
+//! Shared by the daemon's VM tests: runs a guest script after xtask's daemon prelude (a private
+//! system bus and the real gearshiftd; debug builds of gearshiftd, gearshiftctl and
+//! scx_gearshift), and reads the `key=value` lines guest scripts print.
 #![allow(dead_code)]
 
 use std::time::Duration;
 
 use gearshift_testbus::{repo_root, workspace_bin};
-use xtask::bus::write_daemon_run_dir;
+use xtask::bus::{daemon_guest_prelude, write_daemon_run_dir};
 use xtask::{run_in_vm, VmConfig, VmOutput};
 
-/// Shell functions: `prop NAME`, `stat FIELD`, `now_ms`, `wait_state STATE`, and
-/// `start_daemon` (sets GSD to gearshiftd's pid).
-const PRELUDE: &str = r#"
-set -u
-export DBUS_SYSTEM_BUS_ADDRESS=unix:path=/tmp/gs-bus.sock
-B="busctl --timeout=120"
-DEST="io.github.gearshift.Scheduler1 /io/github/gearshift/Scheduler1 io.github.gearshift.Scheduler1"
-prop() { $B get-property $DEST "$1" | cut -d' ' -f2- | tr -d '"'; }
-stat() { $B --json=short call $DEST GetStats | /usr/bin/python3 -c 'import json,sys; v = json.load(sys.stdin)["data"][0][sys.argv[1]]["data"]; print(v if isinstance(v, str) else json.dumps(v))' "$1"; }
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
-wait_state() {
-    for _ in $(seq 1 600); do [ "$(prop State)" = "$1" ] && return 0; sleep 0.2; done
-    echo "state stuck at $(prop State): $(prop StateReason)"; cat /tmp/gsd.log; exit 91
-}
-start_daemon() {
-    dbus-daemon --config-file="$RUN/bus.conf" --fork --nopidfile || exit 92
-    "$GEARSHIFTD" --config "$RUN/config.toml" --state-dir /tmp/gs-state --runtime-dir /tmp/gs-run > /tmp/gsd.log 2>&1 &
-    GSD=$!
-    for _ in $(seq 1 100); do busctl status io.github.gearshift.Scheduler1 >/dev/null 2>&1 && break; sleep 0.2; done
-}
-"#;
-
-/// Boots a VM with `cpus` vCPUs and runs `script` after the prelude; gearshiftd's config is
+/// Boots a VM with `cpus` vCPUs and runs `script` after the prelude (`start_daemon`,
+/// `wait_state`, `prop`, `stat`, `now_ms`: xtask/src/daemon_guest.sh); gearshiftd's config is
 /// `config` (TOML, top-level keys and tables other than [scheduler]) plus the scheduler's
 /// path and `scheduler_args`.
 pub fn run(cpus: u32, config: &str, scheduler_args: &[&str], script: &str) -> VmOutput {
@@ -60,7 +39,7 @@ pub fn run(cpus: u32, config: &str, scheduler_args: &[&str], script: &str) -> Vm
         ],
         ..VmConfig::default()
     };
-    let out = run_in_vm(&cfg, &format!("{PRELUDE}\n{script}")).expect("VM run");
+    let out = run_in_vm(&cfg, &format!("{}\n{script}", daemon_guest_prelude())).expect("VM run");
     eprintln!("--- guest output ---\n{}", out.output);
     out
 }
