@@ -97,7 +97,7 @@ echo "--- SchedulerExited ---"; grep -A2 SchedulerExited /tmp/exits.log | grep -
 echo "--- failed switches ---"; grep switch_failed /tmp/switch.log
 echo "--- kernel ---"; dmesg | grep -i 'sched_ext' | tail -20
 echo "--- gearshiftd (warnings) ---"; grep -E 'WARN|ERROR' /tmp/gsd.log | tail -20
-echo "--- the scheduler's page faults ---"; grep -F 'page-faulted' /tmp/gsd.log | tail -20
+echo "--- the scheduler's attaches and page-fault warnings ---"
 grep -E 'attached|page-faulted' /tmp/gsd.log | tail -40 | cut -c1-160
 echo "--- the scheduling thread's page faults (ftrace; re-attaching may fault, a session may not) ---"
 grep -F page_fault_user $TRACE/trace 2>/dev/null | tail -30
@@ -108,7 +108,7 @@ echo "switches_failed=$(grep -c switch_failed /tmp/switch.log)"
 echo "hotplug_cycles=$(grep -c '^offline' /tmp/hotplug.log)"
 echo "exited_signals=$(grep -c 'member=SchedulerExited' /tmp/exits.log)"
 echo "kernel_restarts=$(grep -c 'Restarting at the kernel' /tmp/gsd.log)"
-echo "sched_pids=$(awk '{print $4}' /tmp/samples.log | sort -u | grep -c 'pid=[0-9]')"
+echo "sched_pids=$(grep -o ' pid=[0-9][0-9]*' /tmp/samples.log | sort -u | wc -l)"
 echo "sched_ejections=$(dmesg | grep -ciE 'sched_ext:.*(runtime error|stall|error)')"
 echo "page_faults_max=$(sample_max faults)"
 echo "rescue_kicks_max=$(sample_max rescued)"

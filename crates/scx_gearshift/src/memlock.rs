@@ -55,8 +55,9 @@ impl Drop for LockedMemory {
 
 /// No transparent huge pages for this process. Locked pages are still fair game for
 /// khugepaged: to collapse them into a huge page it unmaps them while it copies, and a thread
-/// touching them meanwhile page-faults (seen in the soak, on a kernel with THP "always").
-/// Must come before `mlockall`, so the pages it populates are small ones.
+/// touching them meanwhile page-faults. (The likely cause of the one fault the soak saw, on a
+/// kernel with THP "always"; not proven.) Must come before `mlockall`, so the pages it
+/// populates are small ones.
 fn disable_transparent_huge_pages() -> io::Result<()> {
     // SAFETY: plain prctl with integer arguments.
     if unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) } != 0 {
