@@ -17,12 +17,14 @@ APT_PACKAGES=(
   clang-19 llvm-19 libclang-19-dev libelf-dev zlib1g-dev pkg-config make
   udev kmod xz-utils busybox-static
   stress-ng rt-tests procps linux-perf valgrind
+  rt-app                  # benchmark and VM tests: periodic tasks with deadlines
   dbus python3-dbusmock python3-venv xvfb
   libxml2-utils polkitd   # data/ file tests: xmllint, polkit's policy DTD
   desktop-file-utils      # gearshift-tray tests: the autostart file
   gjs nodejs              # GNOME Shell extension tests (gjs; eslint: install_eslint)
   libgtk-4-dev libadwaita-1-dev gettext appstream   # the app (gearshift-app), po/, metainfo
   debhelper lintian makepkg rpm rpmlint man-db     # packaging (tools/test-packaging.sh)
+  pacman-package-manager  # makepkg looks pacman up at start and fails without it
   libseccomp-dev          # cargo xtask bench --with-peers: scx_rustland links libseccomp
 )
 # Packages taken from bookworm-backports (qemu 10 boots the 7.x kernels reliably).
