@@ -23,6 +23,18 @@ wait_state() {
     for _ in $(seq 1 600); do [ "$(prop State)" = "$1" ] && return 0; sleep 0.2; done
     echo "state stuck at $(prop State), not $1: $(prop StateReason)"; tail -40 /tmp/gsd.log; exit 91
 }
+# wait_restart: after the scheduler was killed, waits for the daemon to notice (State leaves
+# "running": under load the kernel takes seconds to tear a killed scheduler down, and until the
+# daemon has reaped it State still reads "running"), then for the restarted one to run.
+wait_restart() {
+    wait_state_leaves running
+    wait_state running
+}
+# wait_state_leaves STATE: waits up to 2 minutes for the State property to read anything else.
+wait_state_leaves() {
+    for _ in $(seq 1 600); do [ "$(prop State)" != "$1" ] && return 0; sleep 0.2; done
+    echo "state stuck at $1: $(prop StateReason)"; tail -40 /tmp/gsd.log; exit 91
+}
 # start_daemon [OOM_SCORE_ADJ]: starts the bus (BUS_PID) and gearshiftd (GSD, log in
 # /tmp/gsd.log), and waits for the daemon's name on the bus. With OOM_SCORE_ADJ, the bus and
 # the daemon get it before the daemon starts, so the scheduler it starts inherits it.

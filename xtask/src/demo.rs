@@ -37,7 +37,7 @@ ctl profile interactive
 
 echo "== kill -9 of the scheduler: gearshiftd reports why and restarts it"
 kill -9 "$(pgrep -P $GSD scx_gearshift)"
-sleep 0.5
+wait_state_leaves running
 ctl status
 wait_state running
 ctl status

@@ -56,8 +56,7 @@ sleep 1
 OLD=$(pgrep -P $GSD scx_gearshift)
 echo "old_pid=$OLD"
 kill -9 "$OLD"
-sleep 1
-wait_state running
+wait_restart
 NEW=$(pgrep -P $GSD scx_gearshift)
 echo "new_pid=$NEW"
 echo "after_restart_kernel_state=$(cat /sys/kernel/sched_ext/state)"
