@@ -26,7 +26,24 @@ pub use vm::{VmConfig, VmError, VmOutput};
 /// Boots the harness kernel (`GEARSHIFT_KERNEL` or Debian's cached one) and runs `script`:
 /// the entry point for VM tests in any crate.
 pub fn run_in_vm(cfg: &VmConfig, script: &str) -> anyhow::Result<VmOutput> {
+    boot(&kernel::Request::from_env(), cfg, script)
+}
+
+/// Like [`run_in_vm`], with the kernel image `image` (a bzImage with sched_ext built in).
+pub fn run_in_vm_on(
+    image: &std::path::Path,
+    cfg: &VmConfig,
+    script: &str,
+) -> anyhow::Result<VmOutput> {
+    let request = kernel::Request {
+        image: Some(image.to_owned()),
+        refresh: false,
+    };
+    boot(&request, cfg, script)
+}
+
+fn boot(request: &kernel::Request, cfg: &VmConfig, script: &str) -> anyhow::Result<VmOutput> {
     let cache = cache::Cache::from_env();
-    let kernel = kernel::obtain(&cache, &kernel::Request::from_env())?;
+    let kernel = kernel::obtain(&cache, request)?;
     Ok(vm::run(&cache, &kernel, cfg, script)?)
 }

@@ -56,10 +56,26 @@ static s32 pick_idle_in(struct task_struct *p, s32 prev_cpu, u64 wake_flags,
 	bool is_idle = false;
 	s32 cpu;
 
-	if (mask != p->cpus_ptr || __COMPAT_HAS_scx_bpf_select_cpu_and)
+	if (__COMPAT_HAS_scx_bpf_select_cpu_and)
 		return scx_bpf_select_cpu_and(p, prev_cpu, wake_flags, mask, 0);
+	/*
+	 * Kernels without scx_bpf_select_cpu_and() (6.12 to 6.15): the default pick, kept if it
+	 * lies in @mask. One outside was claimed all the same: kick it, so that it passes through
+	 * idle again and is not left marked busy, and look for one in @mask instead.
+	 */
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
-	return is_idle ? cpu : -EBUSY;
+	if (!is_idle)
+		return -EBUSY;
+	if (mask == p->cpus_ptr || bpf_cpumask_test_cpu(cpu, mask))
+		return cpu;
+	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	cpu = scx_bpf_pick_idle_cpu(mask, 0);
+	if (cpu < 0)
+		return -EBUSY;
+	if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+		return cpu;
+	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	return -EBUSY;
 }
 
 /* @prev_cpu if it is in @mask, else a CPU of @mask @p may use, else @prev_cpu. */

@@ -148,8 +148,15 @@ static s32 load_tick_fn(void *map, int *key, struct bpf_timer *timer)
 	avg_pack = (avg_pack * 15 + load) / 16;
 	update_fifo(delta);
 	update_active_mask();
+	/*
+	 * The callback belongs to ops.init, a sleepable program: kernels before 6.13 verify it
+	 * as sleepable too, and then the active mask may only be read inside an RCU read-side
+	 * section (update_active_mask() takes its own; they must not nest on those kernels).
+	 */
+	bpf_rcu_read_lock();
 	kick_for_waiting();
 	rescue_overdue_tasks();
+	bpf_rcu_read_unlock();
 	bpf_timer_start(timer, GS_LOAD_TICK_NS, 0);
 	return 0;
 }

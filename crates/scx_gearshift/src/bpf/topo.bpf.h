@@ -82,7 +82,7 @@ static bool may_leave_home(struct task_struct *p, s32 node)
 	if (!node_is_full(node))
 		return false;
 	tctx = lookup_task_ctx(p);
-	return !tctx || scx_bpf_now() - tctx->enq_at >= 2 * slice_max_ns;
+	return !tctx || elapsed_since(tctx->enq_at) >= 2 * slice_max_ns;
 }
 
 /*
@@ -162,7 +162,8 @@ static s32 topo_init(void)
 		if (mask)
 			bpf_cpumask_set_cpu(cpu, mask);
 		bpf_rcu_read_unlock();
-		node_nr_cpus[node]++;
+		/* Masked: older verifiers lose the bound checked above across the RCU section. */
+		node_nr_cpus[node & (GS_MAX_NODES - 1)]++;
 	}
 	return 0;
 }

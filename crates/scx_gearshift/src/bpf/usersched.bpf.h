@@ -96,9 +96,12 @@ struct {
  */
 static int heartbeat_fn(void *map, int *key, struct bpf_timer *timer)
 {
-	if (scx_bpf_now() - usersched_last_run_ns >= GS_HEARTBEAT_NS) {
+	if (elapsed_since(usersched_last_run_ns) >= GS_HEARTBEAT_NS) {
 		set_usersched_needed();
+		/* As in load_tick_fn(): the active mask needs RCU here on older kernels. */
+		bpf_rcu_read_lock();
 		kick_for_usersched();
+		bpf_rcu_read_unlock();
 	}
 	refresh_online_cpus();
 	bpf_timer_start(timer, GS_HEARTBEAT_NS, 0);

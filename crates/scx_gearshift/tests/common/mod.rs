@@ -69,16 +69,35 @@ pub fn run(cpus: u32, body: &str) -> VmOutput {
     )
 }
 
+/// Runs `body` after the prelude in a VM with `cpus` vCPUs, booting the kernel image `image`.
+pub fn run_on(image: &std::path::Path, cpus: u32, body: &str) -> VmOutput {
+    let cfg = VmConfig {
+        cpus,
+        ..VmConfig::default()
+    };
+    boot(Some(image), cfg, body)
+}
+
 /// Every scheduler VM test finishes in a few minutes; a hang fails it after this.
 const TEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// Runs `body` after the prelude in a VM configured by `cfg`.
 pub fn run_with(cfg: VmConfig, body: &str) -> VmOutput {
+    boot(None, cfg, body)
+}
+
+/// Runs `body` after the prelude, on `image` or the harness kernel, within TEST_TIMEOUT.
+fn boot(image: Option<&std::path::Path>, cfg: VmConfig, body: &str) -> VmOutput {
     let cfg = VmConfig {
         timeout: TEST_TIMEOUT,
         ..cfg
     };
-    let out = run_in_vm(&cfg, &format!("{}\n{}", prelude(), body)).expect("VM run");
+    let script = format!("{}\n{}", prelude(), body);
+    let out = match image {
+        Some(image) => xtask::run_in_vm_on(image, &cfg, &script),
+        None => run_in_vm(&cfg, &script),
+    }
+    .expect("VM run");
     eprintln!("--- guest output ---\n{}", out.output);
     out
 }
