@@ -58,7 +58,8 @@ pub struct Stats {
     /// Idle CPUs woken by the backstop for a task that waited well past a slice (should be
     /// rare: each one is a wakeup the scheduler's normal paths missed).
     pub nr_rescue_kicks: u64,
-    /// Interactive wakeups placed by BPF without a user-space round trip.
+    /// Interactive tasks BPF queued itself, without a user-space round trip (wakeups, and
+    /// slices ending early in a burst).
     pub nr_interactive_wakeups: u64,
     /// CPUs taken from non-interactive tasks for waking interactive ones.
     pub nr_preemptions: u64,

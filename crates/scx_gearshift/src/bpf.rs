@@ -66,6 +66,14 @@ fn mode_code(mode: gearshift_types::Mode) -> u32 {
     }
 }
 
+/// The mode a BPF `enum gs_mode` value encodes; None for a value no mode has.
+fn mode_of_code(code: u32) -> Option<gearshift_types::Mode> {
+    use gearshift_types::Mode;
+    [Mode::Interactive, Mode::Fifo, Mode::LowPower]
+        .into_iter()
+        .find(|m| mode_code(*m) == code)
+}
+
 /// The attached dispatcher. Dropping it detaches the scheduler.
 pub struct Bpf<'obj> {
     // Field order matters: the link goes first so the scheduler detaches before maps go away.
@@ -132,7 +140,12 @@ impl<'obj> Bpf<'obj> {
             *slot = node;
         }
         rodata.nr_nodes = nr_nodes.min(intf::gs_consts_GS_MAX_NODES as usize) as u32;
-        open.struct_ops.gearshift_ops_mut().timeout_ms = tunables.watchdog_timeout_ms;
+        let ops = open.struct_ops.gearshift_ops_mut();
+        ops.timeout_ms = tunables.watchdog_timeout_ms;
+        // Without ENQ_LAST the kernel keeps running a CPU's last runnable task when ops.dispatch
+        // finds nothing, so the scheduling thread, yielding with no work, would spin instead of
+        // letting its CPU idle.
+        ops.flags |= *scx_utils::compat::SCX_OPS_ENQ_LAST;
         let mut skel = scx_ops_load!(open, gearshift_ops, uei)?;
         if skel.maps.bss_data.is_none() {
             anyhow::bail!("BPF object has no .bss");
@@ -229,6 +242,22 @@ impl<'obj> Bpf<'obj> {
             // SAFETY: shared with BPF, written with a volatile store.
             unsafe { std::ptr::write_volatile(&mut bss.mode, mode_code(mode)) };
         }
+    }
+
+    /// The mode BPF has in effect (read back from BPF, not what was last asked for).
+    pub fn mode(&self) -> Option<gearshift_types::Mode> {
+        // SAFETY: shared with BPF, read with a volatile load.
+        mode_of_code(unsafe { std::ptr::read_volatile(&self.bss().mode) })
+    }
+
+    /// Whether BPF has wakeup preemption on (read back from BPF).
+    pub fn preemption(&self) -> bool {
+        self.skel
+            .maps
+            .data_data
+            .as_deref()
+            // SAFETY: shared with BPF, read with a volatile load.
+            .is_some_and(|data| unsafe { std::ptr::read_volatile(&data.preempt_enabled) })
     }
 
     /// Turns wakeup preemption on or off; in effect for the next wakeup.

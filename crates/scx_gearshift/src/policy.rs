@@ -4,7 +4,11 @@
 //!   since it last slept, so tasks that run long without sleeping line up behind those that
 //!   sleep often. Tasks leave in deadline order.
 //! - Interactive tasks, classified from their rate of voluntary context switches (an EWMA),
-//!   are not charged for the current burst: their deadline is their vruntime.
+//!   are not charged for the current burst: their deadline is their vruntime. BPF queues them
+//!   in its interactive DSQ, ordered by a real-time deadline of its own (when their burst
+//!   began, i.e. their wakeup, plus their expected burst), the same order as the ones it
+//!   queues itself on wakeup, with a slice that covers the rest of that burst; this deadline
+//!   only orders tasks pinned to one CPU.
 //! - Sleepers get at most one slice of credit, so waking up never buys a monopoly.
 //! - Weights are capped, so one task at high priority cannot starve the desktop.
 //! - The time slice shrinks as more tasks wait, bounding how long any waiter waits.

@@ -227,8 +227,9 @@ impl<'obj> Session<'obj> {
     fn stats(&self) -> Stats {
         let c = self.bpf.counters();
         Stats {
-            mode: self.settings.mode,
-            preemption: self.settings.preemption,
+            // What BPF has in effect, read back: a write that did not land shows here.
+            mode: self.bpf.mode().unwrap_or(self.settings.mode),
+            preemption: self.bpf.preemption(),
             fifo_active: c.fifo_active != 0,
             fifo_time_ms: c.fifo_ns / 1_000_000,
             fifo_overload_time_ms: c.fifo_overload_ns / 1_000_000,

@@ -22,6 +22,82 @@ static inline u64 clamp_slice(u64 slice)
 }
 
 /*
+ * Slice of a task in a shared DSQ: slice_max_ns while at most one task per CPU waits, shorter
+ * as more wait, so that a task waking behind all of them waits about one slice_max_ns (the
+ * policy sizes the slices of its own decisions the same way).
+ */
+static u64 queue_slice(void)
+{
+	u64 waiting = scx_bpf_dsq_nr_queued(GS_SHARED_DSQ) + scx_bpf_dsq_nr_queued(GS_PRIO_DSQ);
+	u64 cpus = counters.nr_online_cpus ? counters.nr_online_cpus : 1;
+	u64 per_cpu = waiting / cpus;
+
+	return clamp_slice(slice_max_ns / (per_cpu ? per_cpu : 1));
+}
+
+/* The most CPU time a burst is charged for in an interactive deadline. */
+#define GS_BURST_CAP_NS (20 * 1000 * 1000ULL)
+
+/* The CPU time @tctx's task is expected to need per wakeup: its average burst, or what it
+ * has run since waking if that is more. */
+static u64 expected_burst(const struct task_ctx *tctx)
+{
+	u64 burst = tctx->avg_burst_ns > tctx->awake_ns ? tctx->avg_burst_ns : tctx->awake_ns;
+
+	return burst > GS_BURST_CAP_NS ? GS_BURST_CAP_NS : burst;
+}
+
+/*
+ * Deadline of an interactive task in GS_PRIO_DSQ, in real time: when its burst began plus the
+ * CPU time it is expected to need, scaled by its weight. Tasks that need the CPU briefly go
+ * first, yet one that woke long ago is not overtaken by ever newer short ones: a message
+ * storm cannot push a frame or audio task back by more than the frame's own burst.
+ *
+ * The burst begins at the wakeup, and a burst cut by its slice keeps that deadline (like a
+ * job in EDF): a frame preempted halfway does not go behind every task that woke since. Once
+ * it has run slice_max_ns without sleeping it starts over from now (user space has it by
+ * then anyway).
+ *
+ * A burst that began with a synchronous wakeup (a message through a pipe or a socket) is due
+ * slice_max_ns later: a message storm's tasks are all woken that way, while timers, input and
+ * devices wake frames and audio asynchronously, so those go ahead of the storm's recent
+ * wakeups. The storm still runs within that bound.
+ */
+static u64 prio_deadline(const struct task_struct *p, struct task_ctx *tctx)
+{
+	u64 weight = p->scx.weight ? p->scx.weight : 1;
+	u64 start = tctx->enq_at;
+
+	if (tctx->awake_ns < slice_max_ns && time_before(tctx->woke_at, start))
+		start = tctx->woke_at;
+	return start + expected_burst(tctx) * 100 / weight + (tctx->burst_sync ? slice_max_ns : 0);
+}
+
+/*
+ * Slice of an interactive task: at least @slice, and enough for the rest of its expected
+ * burst (a quarter more, up to slice_max_ns). A 3 ms frame is not cut into 0.5 ms pieces
+ * because a message storm fills the queue: every piece would wait its turn again, while the
+ * storm's own tasks give the CPU back within their short bursts anyway.
+ */
+static u64 burst_slice(const struct task_ctx *tctx, u64 slice)
+{
+	u64 want = expected_burst(tctx) * 5 / 4;
+
+	want = want > tctx->awake_ns ? want - tctx->awake_ns : 0;
+	if (want > slice_max_ns)
+		want = slice_max_ns;
+	return want > slice ? want : slice;
+}
+
+/* Queues interactive @p in GS_PRIO_DSQ at its deadline. */
+static void insert_prio(struct task_struct *p, struct task_ctx *tctx, u64 slice, u64 enq_flags)
+{
+	tctx->in_prio = true;
+	scx_bpf_dsq_insert_vtime(p, GS_PRIO_DSQ, burst_slice(tctx, slice), prio_deadline(p, tctx),
+				 enq_flags);
+}
+
+/*
  * Applies one decision from user space. Nothing is inserted unless every check passed, so
  * there is never anything to cancel (scx_bpf_dispatch_cancel() underflows when the kernel
  * already dropped the insertion, which ejects the scheduler under affinity churn).
@@ -61,9 +137,11 @@ static void dispatch_from_user(const struct gs_dispatched_task *d)
 		stat_inc(nr_user_dispatches);
 	}
 	tctx->interactive = d->flags & GS_DISPATCH_INTERACTIVE;
+	tctx->in_prio = false;
 
 	if (cpu == GS_CPU_ANY && tctx->interactive) {
-		scx_bpf_dsq_insert_vtime(p, GS_PRIO_DSQ, slice, d->vtime, 0);
+		/* The policy's deadline is in vruntime; this DSQ orders by prio_deadline(). */
+		insert_prio(p, tctx, slice, 0);
 		kick_idle_for_interactive(p);
 	} else if (cpu == GS_CPU_ANY) {
 		scx_bpf_dsq_insert_vtime(p, GS_SHARED_DSQ, slice, d->vtime, 0);
@@ -203,7 +281,7 @@ static bool take_regular(s32 cpu)
 static bool take_shared(s32 cpu)
 {
 	if (scx_bpf_dsq_nr_queued(GS_SHARED_DSQ) &&
-	    scx_bpf_now() - last_regular_ns >= starvation_ns) {
+	    elapsed_since(last_regular_ns) >= starvation_ns) {
 		if (take_regular(cpu)) {
 			stat_inc(nr_starvation_guard);
 			return true;

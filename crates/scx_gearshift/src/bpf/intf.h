@@ -136,7 +136,7 @@ struct gs_counters {
 	u64 nr_shared_waiting;
 	/* Times regular tasks went ahead of interactive ones because they waited too long. */
 	u64 nr_starvation_guard;
-	/* Interactive wakeups BPF placed itself, without a user-space round trip. */
+	/* Interactive tasks BPF queued itself (wakeups, slices ending early in a burst). */
 	u64 nr_interactive_wakeups;
 	/* CPUs taken from non-interactive tasks for interactive ones. */
 	u64 nr_preemptions;

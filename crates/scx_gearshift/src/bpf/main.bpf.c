@@ -36,11 +36,14 @@ static u64 vtime_now;
 
 s32 BPF_STRUCT_OPS(gearshift_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
+	struct task_ctx *tctx;
 	bool idle;
 	s32 cpu;
 
 	if (is_usersched(p))
 		return prev_cpu;
+	if ((tctx = lookup_task_ctx(p)))
+		tctx->sync_wakeup = wake_flags & SCX_WAKE_SYNC;
 	cpu = select_wake_cpu(p, prev_cpu, wake_flags, &idle);
 	/* Fast path: an idle CPU and nobody waiting for it, no user-space round trip. */
 	if (idle && can_direct_dispatch(cpu)) {
@@ -51,22 +54,29 @@ s32 BPF_STRUCT_OPS(gearshift_select_cpu, struct task_struct *p, s32 prev_cpu, u6
 }
 
 /*
- * An interactive task waking up goes straight to the interactive DSQ: the policy has already
- * classified it, and its latency matters more than a fresh deadline. It is seen by user space
- * again when it uses up a slice (or on its next ordinary enqueue), and reclassified then.
+ * An interactive task goes straight to the interactive DSQ when it wakes up, and when its
+ * slice ends before it has run slice_max_ns since waking: the policy has already classified
+ * it, and a user-space round trip per slice would cost it more than the slice (its deadline
+ * grows with what it ran, so it does not crowd out other interactive tasks). Once it runs
+ * longer without sleeping, user space sees it again and reclassifies it.
  */
-static bool enqueue_interactive_wakeup(struct task_struct *p, u64 enq_flags)
+static bool enqueue_interactive(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
 {
-	struct task_ctx *tctx;
+	bool sync = tctx->burst_sync && (enq_flags & SCX_ENQ_WAKEUP);
 
-	if (!(enq_flags & SCX_ENQ_WAKEUP))
+	if (!tctx->interactive)
 		return false;
-	tctx = lookup_task_ctx(p);
-	if (!tctx || !tctx->interactive)
+	if (!(enq_flags & SCX_ENQ_WAKEUP) && tctx->awake_ns >= slice_max_ns)
 		return false;
-	scx_bpf_dsq_insert_vtime(p, GS_PRIO_DSQ, slice_max_ns, vtime_now, enq_flags);
+	insert_prio(p, tctx, queue_slice(), enq_flags);
 	stat_inc(nr_interactive_wakeups);
-	if (!kick_idle_for_interactive(p))
+	/*
+	 * A task woken synchronously (a message through a pipe or a socket) preempts no one:
+	 * its waker is about to wait and free its CPU. In a message storm every wakeup is one,
+	 * and preempting for them switched CPUs so often that hackbench ran 4x slower than under
+	 * EEVDF. Timers, input and devices wake frames and audio asynchronously: those preempt.
+	 */
+	if (!kick_idle_for_interactive(p) && !sync)
 		preempt_for(p, scx_bpf_task_cpu(p), nr_cpu_ids);
 	return true;
 }
@@ -79,6 +89,15 @@ void BPF_STRUCT_OPS(gearshift_enqueue, struct task_struct *p, u64 enq_flags)
 		scx_bpf_dsq_insert(p, GS_SCHED_DSQ, slice_max_ns, enq_flags);
 		return;
 	}
+	/*
+	 * SCX_OPS_ENQ_LAST is set for the scheduler's own sake (above: with no work it waits in
+	 * its DSQ and the CPU idles). Any other task that is the last one runnable here keeps
+	 * the CPU: nothing waits for it, and a trip through user space would only idle it.
+	 */
+	if (enq_flags & SCX_ENQ_LAST) {
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_max_ns, enq_flags);
+		return;
+	}
 	tctx = lookup_task_ctx(p);
 	if (tctx)
 		tctx->enq_at = scx_bpf_now();
@@ -87,7 +106,7 @@ void BPF_STRUCT_OPS(gearshift_enqueue, struct task_struct *p, u64 enq_flags)
 		stat_inc(nr_kernel_dispatches);
 		return;
 	}
-	if (enqueue_interactive_wakeup(p, enq_flags))
+	if (tctx && enqueue_interactive(p, tctx, enq_flags))
 		return;
 	if (fifo_now()) {
 		/* Underutilized: arrival order, no user-space round trip. */
@@ -109,15 +128,24 @@ void BPF_STRUCT_OPS(gearshift_enqueue, struct task_struct *p, u64 enq_flags)
 
 void BPF_STRUCT_OPS(gearshift_dispatch, s32 cpu, struct task_struct *prev)
 {
+	bool sched_work, interactive_first;
+
 	drain_user_dispatches();
 	counters.nr_shared_waiting = scx_bpf_dsq_nr_queued(GS_SHARED_DSQ) +
 				     scx_bpf_dsq_nr_queued(GS_PRIO_DSQ);
 
 	/*
 	 * The scheduler goes first when it has work: everything else waits on it (on an active
-	 * CPU in low-power mode: it is regular work too).
+	 * CPU in low-power mode: it is regular work too). Interactive tasks already queued do
+	 * not wait on it, though, while it ran less than slice_max_ns ago: they need nothing from
+	 * it, and a CPU kicked for a frame would otherwise serve user space first.
 	 */
-	if (usersched_has_work() && take_from(GS_SCHED_DSQ, cpu, false)) {
+	sched_work = usersched_has_work();
+	interactive_first = sched_work && scx_bpf_dsq_nr_queued(GS_PRIO_DSQ) &&
+			    elapsed_since(usersched_last_run_ns) < slice_max_ns;
+	if (interactive_first && take_from(GS_PRIO_DSQ, cpu, false))
+		return;
+	if (sched_work && take_from(GS_SCHED_DSQ, cpu, false)) {
 		stat_inc(nr_usersched_runs);
 		return;
 	}
@@ -139,20 +167,45 @@ void BPF_STRUCT_OPS(gearshift_running, struct task_struct *p)
 {
 	struct task_ctx *tctx;
 	s32 cpu = scx_bpf_task_cpu(p);
+	bool prio;
 
 	if (is_usersched(p)) {
 		usersched_needed = 0;
 		usersched_last_run_ns = scx_bpf_now();
-		note_running(cpu, true, false);
+		note_running(cpu, true, 0, false);
 		return;
 	}
 	tctx = lookup_task_ctx(p);
-	if (tctx && tctx->home_node < 0)
+	if (!tctx) {
+		note_running(cpu, is_kthread(p), 0, true);
+		return;
+	}
+	tctx->last_run_ns = scx_bpf_now();
+	prio = tctx->in_prio;
+	tctx->in_prio = false;
+	if (tctx->home_node < 0)
 		tctx->home_node = cpu_node(cpu);
 	/* Kernel threads are never preempted for user tasks. */
-	note_running(cpu, is_kthread(p) || (tctx && tctx->interactive), true);
-	if (p->scx.dsq_vtime > vtime_now)
+	note_running(cpu, is_kthread(p) || tctx->interactive,
+		     prio && !is_kthread(p) ? p->scx.dsq_vtime : 0, true);
+	/* vtime_now follows the policy's deadlines; GS_PRIO_DSQ's are in real time. */
+	if (!prio && p->scx.dsq_vtime > vtime_now)
 		vtime_now = p->scx.dsq_vtime;
+}
+
+/* A task waking up starts a new burst; the one it ends feeds the average. */
+void BPF_STRUCT_OPS(gearshift_runnable, struct task_struct *p, u64 enq_flags)
+{
+	struct task_ctx *tctx;
+
+	if (!(enq_flags & SCX_ENQ_WAKEUP) || !(tctx = lookup_task_ctx(p)))
+		return;
+	tctx->avg_burst_ns = (tctx->avg_burst_ns * 3 + tctx->awake_ns) / 4;
+	tctx->awake_ns = 0;
+	tctx->woke_at = scx_bpf_now();
+	/* select_cpu's note is for this wakeup only (pinned tasks skip select_cpu). */
+	tctx->burst_sync = tctx->sync_wakeup;
+	tctx->sync_wakeup = false;
 }
 
 /* A task running away from its node goes back as soon as a CPU there is idle. */
@@ -164,7 +217,11 @@ void BPF_STRUCT_OPS(gearshift_tick, struct task_struct *p)
 
 void BPF_STRUCT_OPS(gearshift_stopping, struct task_struct *p, bool runnable)
 {
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
 	note_stopping(scx_bpf_task_cpu(p));
+	if (tctx && tctx->last_run_ns)
+		tctx->awake_ns += elapsed_since(tctx->last_run_ns);
 }
 
 void BPF_STRUCT_OPS(gearshift_set_cpumask, struct task_struct *p, const struct cpumask *cpumask)
@@ -225,6 +282,7 @@ SCX_OPS_DEFINE(gearshift_ops,
 	       .select_cpu		= (void *)gearshift_select_cpu,
 	       .enqueue			= (void *)gearshift_enqueue,
 	       .dispatch		= (void *)gearshift_dispatch,
+	       .runnable		= (void *)gearshift_runnable,
 	       .running			= (void *)gearshift_running,
 	       .tick			= (void *)gearshift_tick,
 	       .stopping		= (void *)gearshift_stopping,

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Wakeup preemption: an interactive task that wakes up while every CPU it may use is busy
- * takes a CPU from a task that is not interactive, instead of waiting for a slice to end.
+ * takes a CPU from a task that is not interactive, instead of waiting for a slice to end; or,
+ * failing that, from an interactive task whose deadline is later than its own (an audio
+ * callback does not wait out a frame's whole burst).
  */
 #ifndef __GEARSHIFT_PREEMPT_BPF_H
 #define __GEARSHIFT_PREEMPT_BPF_H
@@ -12,6 +14,8 @@ volatile bool preempt_enabled = true;
 struct cpu_ctx {
 	/* What runs there now may not be preempted for an interactive task. */
 	bool protected;
+	/* Deadline of the interactive task running there (GS_PRIO_DSQ's, real time); 0: none. */
+	u64 prio_deadline;
 	/* When it started running: a task keeps the CPU for at least slice_min_ns. */
 	u64 started_ns;
 	/* A task counted in counters.nr_running runs here. */
@@ -37,13 +41,14 @@ static struct cpu_ctx *lookup_cpu_ctx(s32 cpu)
  * running task (the scheduler itself does not). Counting per CPU keeps nr_running exact even
  * for tasks that were already running when the scheduler attached.
  */
-static void note_running(s32 cpu, bool protected, bool counts)
+static void note_running(s32 cpu, bool protected, u64 prio_deadline, bool counts)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 
 	if (!cctx)
 		return;
 	cctx->protected = protected;
+	cctx->prio_deadline = prio_deadline;
 	cctx->started_ns = scx_bpf_now();
 	if (counts && !cctx->counted) {
 		stat_inc(nr_running);
@@ -63,6 +68,7 @@ static void note_stopping(s32 cpu)
 		return;
 	/* Until something runs here again, there is nothing to preempt. */
 	cctx->protected = true;
+	cctx->prio_deadline = 0;
 	if (cctx->counted) {
 		cctx->counted = false;
 		stat_dec(nr_running);
@@ -70,42 +76,63 @@ static void note_stopping(s32 cpu)
 	}
 }
 
-static bool is_victim(s32 cpu, const struct task_struct *p)
+/* How good a victim @cpu is for @p: 0 none, 1 a later interactive deadline, 2 regular work. */
+static u32 victim_rank(s32 cpu, const struct task_struct *p, u64 deadline)
 {
 	struct cpu_ctx *cctx;
 
 	if (cpu < 0 || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
-		return false;
+		return 0;
 	cctx = lookup_cpu_ctx(cpu);
 	/* Preempting a task that only just started buys little and thrashes the CPU. */
-	return cctx && !cctx->protected && scx_bpf_now() - cctx->started_ns >= slice_min_ns;
+	if (!cctx || elapsed_since(cctx->started_ns) < slice_min_ns)
+		return 0;
+	if (!cctx->protected)
+		return 2;
+	return cctx->prio_deadline && time_after(cctx->prio_deadline, deadline) ? 1 : 0;
+}
+
+static void preempt_cpu(s32 cpu)
+{
+	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+	stat_inc(nr_preemptions);
 }
 
 /*
- * Kicks a CPU running a non-interactive task that @p may use, its previous CPU first.
- * False when preemption is off or there is no such CPU.
+ * Kicks a CPU @p may use that runs regular work (its previous CPU first), else one running an
+ * interactive task with a later deadline than @p's (@p was just queued in GS_PRIO_DSQ, so
+ * its dsq_vtime is its deadline). False when preemption is off or there is no such CPU.
  */
 static bool preempt_for(struct task_struct *p, s32 prev_cpu, s32 nr_cpus)
 {
-	s32 cpu;
+	u64 deadline = p->scx.dsq_vtime;
+	s32 cpu, later = -1;
+	u32 rank;
 
 	if (!preempt_enabled)
 		return false;
-	if (is_victim(prev_cpu, p)) {
-		scx_bpf_kick_cpu(prev_cpu, SCX_KICK_PREEMPT);
-		stat_inc(nr_preemptions);
+	rank = victim_rank(prev_cpu, p, deadline);
+	if (rank == 2) {
+		preempt_cpu(prev_cpu);
 		return true;
 	}
+	if (rank == 1)
+		later = prev_cpu;
 	bpf_for(cpu, 0, nr_cpus) {
 		if (cpu >= GS_MAX_CPUS)
 			break;
-		if (is_victim(cpu, p)) {
-			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
-			stat_inc(nr_preemptions);
+		rank = victim_rank(cpu, p, deadline);
+		if (rank == 2) {
+			preempt_cpu(cpu);
 			return true;
 		}
+		if (rank == 1 && later < 0)
+			later = cpu;
 	}
-	return false;
+	if (later < 0)
+		return false;
+	preempt_cpu(later);
+	return true;
 }
 
 #endif

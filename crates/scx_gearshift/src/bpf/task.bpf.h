@@ -12,8 +12,22 @@ struct task_ctx {
 	u64 enq_at;
 	/* NUMA node the task belongs on (topo.bpf.h); -1 until it first runs. */
 	s32 home_node;
+	/* When the task last woke up: the start of its current burst. */
+	u64 woke_at;
+	/* When the task last started running. */
+	u64 last_run_ns;
+	/* CPU time since the task last woke up, and its running average per wakeup (ns). */
+	u64 awake_ns;
+	u64 avg_burst_ns;
 	/* The policy's last classification (inherited by forked children). */
 	bool interactive;
+	/* Queued in GS_PRIO_DSQ, whose deadlines are in real time (prio_deadline()). */
+	bool in_prio;
+	/* Set by ops.select_cpu for ops.runnable: woken synchronously (SCX_WAKE_SYNC), by a
+	 * waker about to wait for its answer. */
+	bool sync_wakeup;
+	/* The current burst began with such a wakeup. */
+	bool burst_sync;
 };
 
 struct {
@@ -26,6 +40,18 @@ struct {
 static struct task_ctx *lookup_task_ctx(const struct task_struct *p)
 {
 	return bpf_task_storage_get(&task_ctx_stor, (struct task_struct *)p, 0, 0);
+}
+
+/*
+ * Time since @t (ns), 0 if @t is later than now. scx_bpf_now() is each CPU's own clock, and a
+ * time another CPU recorded can be slightly ahead of it: an unsigned difference would then
+ * wrap to an enormous wait.
+ */
+static inline u64 elapsed_since(u64 t)
+{
+	u64 now = scx_bpf_now();
+
+	return time_after(now, t) ? now - t : 0;
 }
 
 /* Number of possible CPU ids (set in ops.init). */
