@@ -2,8 +2,11 @@
 //! kernel's default scheduler) measured in the same VM run, never absolute targets.
 //!
 //! - [`vm`]: hackbench, `perf bench sched messaging`, interactive command latency under 2x
-//!   overcommit, cyclictest, CPU use with N hogs — for EEVDF, scx_gearshift and any other
-//!   scheduler binaries given.
+//!   overcommit, cyclictest, CPU use with N hogs, and what a desktop user feels: periodic
+//!   tasks with deadlines (rt-app: a 60 Hz and a 144 Hz frame, an audio callback) under CPU
+//!   hogs, a message storm and a parallel build, and CPU use and wakeups under light load
+//!   (desktop_guest.sh) — for EEVDF, scx_gearshift's modes and any other scheduler binaries
+//!   given, repeated; the table shows medians with the range.
 //! - [`policy`]: instructions (callgrind) and allocations per task of the user-space policy.
 
 use std::collections::BTreeMap;
@@ -34,9 +37,12 @@ fn cargo_build_release(args: &[&str]) -> Result<()> {
     Ok(())
 }
 
-/// `result <scheduler> <metric> <value>` lines from the guest.
-pub fn parse_results(output: &str) -> BTreeMap<String, BTreeMap<String, f64>> {
-    let mut table: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+/// Every value of every metric: metric -> scheduler -> one value per repetition.
+pub type Results = BTreeMap<String, BTreeMap<String, Vec<f64>>>;
+
+/// `result <scheduler> <metric> <value>` lines from the guest (repeated once per repetition).
+pub fn parse_results(output: &str) -> Results {
+    let mut table: Results = BTreeMap::new();
     for line in output.lines() {
         let mut f = line.split_whitespace();
         if f.next() != Some("result") {
@@ -48,17 +54,43 @@ pub fn parse_results(output: &str) -> BTreeMap<String, BTreeMap<String, f64>> {
             table
                 .entry(metric.to_owned())
                 .or_default()
-                .insert(sched.to_owned(), value);
+                .entry(sched.to_owned())
+                .or_default()
+                .push(value);
         }
     }
     table
 }
 
-/// A markdown table: one row per metric, a column per scheduler, and each one's ratio to EEVDF.
-pub fn render_table(
-    table: &BTreeMap<String, BTreeMap<String, f64>>,
-    schedulers: &[String],
-) -> String {
+/// The median of `values` (the mean of the middle two for an even count); None when empty.
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2]),
+        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
+}
+
+/// One cell: the median, and the range when there were several repetitions.
+fn cell(values: &[f64]) -> String {
+    let Some(mid) = median(values) else {
+        return "–".into();
+    };
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if values.len() > 1 && lo < hi {
+        format!("{mid:.2} ({lo:.2}–{hi:.2})")
+    } else {
+        format!("{mid:.2}")
+    }
+}
+
+/// A markdown table: one row per metric, a column per scheduler (median, min–max), and each
+/// one's ratio of medians to EEVDF.
+pub fn render_table(table: &Results, schedulers: &[String]) -> String {
     let mut out = String::from("| metric |");
     for s in schedulers {
         out.push_str(&format!(" {s} |"));
@@ -73,14 +105,13 @@ pub fn render_table(
     for (metric, values) in table {
         out.push_str(&format!("| {metric} |"));
         for s in schedulers {
-            match values.get(s) {
-                Some(v) => out.push_str(&format!(" {v:.2} |")),
-                None => out.push_str(" – |"),
-            }
+            let v = values.get(s).map(Vec::as_slice).unwrap_or_default();
+            out.push_str(&format!(" {} |", cell(v)));
         }
+        let base = values.get("eevdf").and_then(|v| median(v));
         for s in schedulers.iter().filter(|s| *s != "eevdf") {
-            match (values.get(s), values.get("eevdf")) {
-                (Some(v), Some(base)) if *base > 0.0 => {
+            match (values.get(s).and_then(|v| median(v)), base) {
+                (Some(v), Some(base)) if base > 0.0 => {
                     out.push_str(&format!(" {:.2}× |", v / base))
                 }
                 _ => out.push_str(" – |"),
@@ -91,11 +122,46 @@ pub fn render_table(
     out
 }
 
-/// Runs the VM benchmark; `others` are extra sched_ext scheduler binaries to compare.
-pub fn vm(cache: &Cache, kernel: &crate::Kernel, cpus: u32, others: &[PathBuf]) -> Result<String> {
+/// What one `cargo xtask bench` run measures.
+#[derive(Debug, Clone)]
+pub struct BenchPlan {
+    pub cpus: u32,
+    /// Repetitions of every scheduler's workloads (interleaved: scheduler by scheduler, then
+    /// again), so drift in the emulated machine spreads over all of them.
+    pub reps: u32,
+    /// How long the periodic tasks run under each background load.
+    pub periodic_secs: u32,
+    /// Other sched_ext scheduler binaries to compare.
+    pub others: Vec<PathBuf>,
+}
+
+/// Shell functions measuring what a desktop user feels (periodic tasks with deadlines under
+/// background loads), for the benchmark and the VM tests' smoke run of the same workloads.
+pub const DESKTOP_GUEST: &str = include_str!("desktop_guest.sh");
+
+/// The guest script of a benchmark run: desktop_guest.sh's functions, then bench_guest.sh.
+pub fn guest_script(
+    sched: &Path,
+    stress_ng: &Path,
+    plan: &BenchPlan,
+    schedulers: &[String],
+) -> String {
+    let script = format!("{DESKTOP_GUEST}\n{}", include_str!("bench_guest.sh"));
+    script
+        .replace("@SCHED@", &sched.display().to_string())
+        .replace("@STRESS_NG@", &stress_ng.display().to_string())
+        .replace("@NCPU@", &plan.cpus.to_string())
+        .replace("@REPS@", &plan.reps.to_string())
+        .replace("@PERIODIC_SECS@", &plan.periodic_secs.to_string())
+        .replace("@SCHEDULERS@", &schedulers.join(" "))
+}
+
+/// Runs the VM benchmark.
+pub fn vm(cache: &Cache, kernel: &crate::Kernel, plan: &BenchPlan) -> Result<String> {
     cargo_build_release(&["-p", "scx_gearshift", "--bin", "scx_gearshift"])?;
     let sched = target_dir().join("release/scx_gearshift");
     let stress_ng = crate::tools::stress_ng(cache)?;
+    let cpus = plan.cpus;
     let mut schedulers: Vec<String> = [
         "eevdf",
         "gearshift",
@@ -106,21 +172,18 @@ pub fn vm(cache: &Cache, kernel: &crate::Kernel, cpus: u32, others: &[PathBuf]) 
     .iter()
     .map(|s| (*s).to_owned())
     .collect();
-    schedulers.extend(others.iter().map(|p| p.display().to_string()));
-    let script = include_str!("bench_guest.sh")
-        .replace("@SCHED@", &sched.display().to_string())
-        .replace("@STRESS_NG@", &stress_ng.display().to_string())
-        .replace("@NCPU@", &cpus.to_string())
-        .replace("@SCHEDULERS@", &schedulers.join(" "));
+    schedulers.extend(plan.others.iter().map(|p| p.display().to_string()));
+    let script = guest_script(&sched, &stress_ng, plan, &schedulers);
     let cfg = VmConfig {
         cpus,
         memory_mib: 2048,
-        timeout: std::time::Duration::from_secs(3600),
+        timeout: std::time::Duration::from_secs(4 * 3600),
         ..VmConfig::default()
     };
     eprintln!(
-        "bench: {} in one VM run ({cpus} vCPUs)",
-        schedulers.join(", ")
+        "bench: {} in one VM run ({cpus} vCPUs, {} repetitions)",
+        schedulers.join(", "),
+        plan.reps
     );
     let out = crate::vm::run(cache, kernel, &cfg, &script)?;
     if !out.success() {
@@ -139,12 +202,27 @@ pub fn vm(cache: &Cache, kernel: &crate::Kernel, cpus: u32, others: &[PathBuf]) 
         names.push(name);
     }
     let samples = parse_samples(&output);
-    let plot = target_dir().join("bench-latency.png");
-    match plot_latency(cache, &samples, &plot) {
-        Ok(()) => eprintln!("bench: latency distributions plotted in {}", plot.display()),
+    let results = parse_results(&output);
+    let plot = target_dir().join(format!("bench-latency-{cpus}cpu.png"));
+    match plot_latency(cache, &samples, &results, &plot) {
+        Ok(()) => eprintln!(
+            "bench: latency distributions and deadline misses plotted in {} and {}",
+            plot.display(),
+            misses_png(&plot).display()
+        ),
         Err(e) => eprintln!("bench: no plot ({e:#})"),
     }
-    Ok(render_table(&parse_results(&output), &names))
+    Ok(render_table(&results, &names))
+}
+
+/// Where the deadline-miss chart goes, next to the latency plot.
+fn misses_png(latency_png: &Path) -> PathBuf {
+    latency_png.with_file_name(
+        latency_png
+            .file_name()
+            .map(|n| n.to_string_lossy().replace("latency", "misses"))
+            .unwrap_or_else(|| "bench-misses.png".into()),
+    )
 }
 
 /// `samples <scheduler> <metric> v1 v2 …` lines from the guest.
@@ -162,9 +240,15 @@ pub fn parse_samples(output: &str) -> BTreeMap<String, Vec<f64>> {
         .collect()
 }
 
-/// Writes a PNG of the latency distributions (CDFs), using matplotlib from the bootstrap's
-/// venv via `tools/plot_latency.py`.
-fn plot_latency(cache: &Cache, samples: &BTreeMap<String, Vec<f64>>, png: &Path) -> Result<()> {
+/// Writes PNGs of the latency distributions (CDFs) and of the deadline misses (median %, per
+/// periodic task, load and scheduler), using matplotlib from the bootstrap's venv via
+/// `tools/plot_latency.py`.
+fn plot_latency(
+    cache: &Cache,
+    samples: &BTreeMap<String, Vec<f64>>,
+    results: &Results,
+    png: &Path,
+) -> Result<()> {
     let csv = png.with_extension("csv");
     let mut text = String::from("series,value\n");
     for (series, values) in samples {
@@ -173,11 +257,23 @@ fn plot_latency(cache: &Cache, samples: &BTreeMap<String, Vec<f64>>, png: &Path)
         }
     }
     std::fs::write(&csv, text).context("writing the samples")?;
+    let misses_csv = png.with_extension("misses.csv");
+    let mut text = String::from("metric,scheduler,value\n");
+    for (metric, by_sched) in results.iter().filter(|(m, _)| m.ends_with("_miss_pct")) {
+        for (sched, values) in by_sched {
+            if let Some(v) = median(values) {
+                text.push_str(&format!("{metric},{sched},{v}\n"));
+            }
+        }
+    }
+    std::fs::write(&misses_csv, text).context("writing the deadline misses")?;
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/plot_latency.py");
     let status = Command::new(cache.root().join("venv/bin/python"))
         .arg(script)
         .arg(&csv)
         .arg(png)
+        .arg(&misses_csv)
+        .arg(misses_png(png))
         .status()
         .context("running tools/plot_latency.py")?;
     if !status.success() {
@@ -186,15 +282,32 @@ fn plot_latency(cache: &Cache, samples: &BTreeMap<String, Vec<f64>>, png: &Path)
     Ok(())
 }
 
-/// Builds scx_rustland and scx_bpfland from crates.io into the cache (slow: minutes each) and
-/// returns their binaries, for comparing.
+/// The sched_ext peers compared with `--with-peers`, pinned: crates.io versions.
+pub const PEERS: &[(&str, &str)] = &[
+    ("scx_bpfland", "1.1.4"),
+    ("scx_cosmos", "1.1.7"),
+    ("scx_lavd", "1.1.4"),
+    ("scx_flash", "1.1.4"),
+    ("scx_rustland", "1.1.4"),
+];
+
+/// Builds the peers from crates.io into the cache (slow: minutes each, once) and returns
+/// their binaries, for comparing.
 pub fn install_peers(cache: &Cache) -> Result<Vec<PathBuf>> {
-    let root = cache.root().join("peers");
     let mut bins = Vec::new();
-    for (krate, version) in [("scx_rustland", "1.1.4"), ("scx_bpfland", "1.1.4")] {
+    for (i, (krate, version)) in PEERS.iter().enumerate() {
+        // One directory per version, so a new pin is built instead of an old binary reused.
+        let root = cache
+            .root()
+            .join("peers")
+            .join(format!("{krate}-{version}"));
         let bin = root.join("bin").join(krate);
         if !bin.is_file() {
-            eprintln!("bench: building {krate} {version} from crates.io (takes a while)");
+            eprintln!(
+                "bench: building peer {}/{}: {krate} {version} from crates.io (takes a while)",
+                i + 1,
+                PEERS.len()
+            );
             let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
                 .args(["install", "--locked", "--version", version, "--root"])
                 .arg(&root)
@@ -203,7 +316,7 @@ pub fn install_peers(cache: &Cache) -> Result<Vec<PathBuf>> {
                 .status()
                 .context("running cargo install")?;
             if !status.success() {
-                bail!("cargo install {krate} failed");
+                bail!("cargo install {krate} {version} failed");
             }
         }
         bins.push(bin);
@@ -256,11 +369,11 @@ mod tests {
     }
 
     #[test]
-    fn results_become_ratios_against_eevdf() {
+    fn results_become_ratios_of_medians_against_eevdf() {
         let out = "noise\nresult eevdf hackbench_s 2.0\nresult gearshift hackbench_s 1.5\n\
                    result eevdf uname_p50_us 1000\nresult gearshift uname_p50_us 250\nresult gearshift bogus x\n";
         let table = parse_results(out);
-        assert_eq!(table["hackbench_s"]["gearshift"], 1.5);
+        assert_eq!(table["hackbench_s"]["gearshift"], vec![1.5]);
         assert!(!table.contains_key("bogus"));
         let text = render_table(&table, &["eevdf".into(), "gearshift".into()]);
         assert!(
@@ -271,5 +384,51 @@ mod tests {
             text.contains("| uname_p50_us | 1000.00 | 250.00 | 0.25× |"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn repetitions_show_median_and_range() {
+        let out = "result eevdf m 10\nresult eevdf m 30\nresult eevdf m 20\n\
+                   result gs m 4\nresult gs m 6\nresult peer m 7\n";
+        let table = parse_results(out);
+        let text = render_table(&table, &["eevdf".into(), "gs".into(), "peer".into()]);
+        // Medians 20 and 5 (mean of the middle two); a single value has no range.
+        assert!(
+            text.contains("| m | 20.00 (10.00–30.00) | 5.00 (4.00–6.00) | 7.00 | 0.25× | 0.35× |"),
+            "{text}"
+        );
+        assert_eq!(median(&[]), None);
+    }
+
+    #[test]
+    fn the_guest_script_has_the_desktop_workloads_and_every_placeholder_filled() {
+        let plan = BenchPlan {
+            cpus: 4,
+            reps: 3,
+            periodic_secs: 20,
+            others: Vec::new(),
+        };
+        let script = guest_script(
+            Path::new("/s"),
+            Path::new("/stress"),
+            &plan,
+            &["eevdf".into(), "gearshift".into()],
+        );
+        for placeholder in [
+            "@SCHED@",
+            "@STRESS_NG@",
+            "@NCPU@",
+            "@REPS@",
+            "@PERIODIC_SECS@",
+            "@SCHEDULERS@",
+        ] {
+            assert!(
+                !script.contains(placeholder),
+                "{placeholder} left in the script"
+            );
+        }
+        assert!(script.contains("desktop_suite \"$s\" \"$PERIODIC_SECS\""));
+        assert!(script.contains("REPS=3") && script.contains("PERIODIC_SECS=20"));
+        assert!(script.contains("for s in eevdf gearshift; do"));
     }
 }

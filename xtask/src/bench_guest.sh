@@ -1,9 +1,12 @@
-# Guest side of `cargo xtask bench`: the same workloads under each scheduler, one VM run.
-# Prints `result <scheduler> <metric> <value>` lines; the host turns them into ratios.
-# @SCHED@, @STRESS_NG@, @SCHEDULERS@, @NCPU@ are filled in by the host.
+# Guest side of `cargo xtask bench`: the same workloads under each scheduler, one VM run, after
+# desktop_guest.sh's functions. Prints `result <scheduler> <metric> <value>` lines (one per
+# repetition; the host takes medians) and `samples` lines for the plots.
+# @SCHED@, @STRESS_NG@, @SCHEDULERS@, @NCPU@, @REPS@, @PERIODIC_SECS@ are filled in by the host.
 SCHED='@SCHED@'
 STRESS_NG='@STRESS_NG@'
 N=@NCPU@
+REPS=@REPS@
+PERIODIC_SECS=@PERIODIC_SECS@
 
 state() { cat /sys/kernel/sched_ext/state; }
 attach() {
@@ -28,15 +31,38 @@ hogs_start() { "$STRESS_NG" --cpu "$1" --cpu-method loop -t 600 -q & HOGS=$!; sl
 hogs_stop() { kill $HOGS; wait $HOGS 2>/dev/null; }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 pct() { sort -n | awk -v p="$1" '{a[NR]=$1} END {i=int(NR*p/100); if (i<1) i=1; print a[i]}'; }
+cpu_times() { awk '/^cpu[0-9]/ {t=0; for(i=2;i<=NF;i++) t+=$i; print $1, $5+$6, t}' /proc/stat; }
 busy_pct() {
     a=$(awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; print $5+$6, t}' /proc/stat)
     sleep "$1"
     b=$(awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; print $5+$6, t}' /proc/stat)
     echo "$a $b" | awk '{printf "%.2f\n", 100 * (1 - ($3-$1)/($4-$2))}'
 }
+interrupts() { awk 'NR > 1 {for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i} END {print n}' /proc/interrupts; }
 
+# Light load (the periodic tasks alone, as a video or a game's menu): how many CPUs work
+# (busy over 3 % of the time; one busier cannot deep-idle) and how often CPUs are woken
+# (interrupts per second across all CPUs: timer ticks, rescheduling IPIs, kicks).
+light_load() {
+    local s=$1 secs=8 a b i0 i1
+    (cd /tmp && periodic_json 60 > /tmp/light.json && rt-app /tmp/light.json > /dev/null 2>&1) &
+    local rt=$!
+    sleep 2
+    a=$(cpu_times); i0=$(interrupts)
+    sleep $secs
+    b=$(cpu_times); i1=$(interrupts)
+    kill $rt 2>/dev/null; pkill -x rt-app 2>/dev/null; wait $rt 2>/dev/null
+    printf '%s\n%s\n' "$a" "$b" | awk -v s="$s" '
+        { if ($1 in idle) { di = $2 - idle[$1]; dt = $3 - tot[$1]; if (dt > 0 && 100 * (1 - di / dt) > 3) busy++ }
+          else { idle[$1] = $2; tot[$1] = $3 } }
+        END { printf "result %s light_busy_cpus %d\n", s, busy }'
+    echo "result $s light_wakeups_per_s $(( (i1 - i0) / secs ))"
+}
+
+rtapp_calibrate || exit 1
+for rep in $(seq 1 "$REPS"); do
 for s in @SCHEDULERS@; do
-    echo "== $s" >&2
+    echo "== $s (repetition $rep of $REPS)" >&2
     attach "$s" || continue
 
     # hackbench: median of 3 runs, seconds.
@@ -57,7 +83,7 @@ for s in @SCHEDULERS@; do
     done
     echo "result $s uname_p50_us $(median < /tmp/lat)"
     echo "result $s uname_p95_us $(pct 95 < /tmp/lat)"
-    tr '\n' ' ' < /tmp/lat | sed "s/^/samples $s uname_us /"; echo
+    [ "$rep" = 1 ] && { tr '\n' ' ' < /tmp/lat | sed "s/^/samples $s uname_us /"; echo; }
 
     # cyclictest wakeup latency (SCHED_OTHER, so the scheduler under test handles it).
     cyclictest -t "$N" -i 2000 -l 1500 -q -m > /tmp/ct.log 2>&1
@@ -69,5 +95,15 @@ for s in @SCHEDULERS@; do
     echo "result $s busy_pct $(busy_pct 6)"
     hogs_stop
 
+    # What a desktop user feels: periodic tasks under hogs, a message storm and a build.
+    SAMPLES=$([ "$rep" = 1 ] && echo 1 || echo 0) desktop_suite "$s" "$PERIODIC_SECS"
+    light_load "$s"
+
+    # A scheduler the kernel ejected meanwhile left the rows above to EEVDF: say so.
+    if [ "$s" != eevdf ] && [ "$(state)" != enabled ]; then
+        echo "error: $s was ejected during the workloads; its rows are EEVDF's" >&2
+        echo "result $s ejected 1"
+    fi
     detach "$s"
+done
 done

@@ -44,9 +44,16 @@ enum Cmd {
         /// Other sched_ext scheduler binaries to compare (e.g. scx_rustland).
         #[arg(long = "compare")]
         others: Vec<PathBuf>,
-        /// Also build scx_rustland and scx_bpfland from crates.io and compare them (slow).
+        /// Also build the sched_ext peers from crates.io (scx_bpfland, scx_cosmos, scx_lavd,
+        /// scx_flash, scx_rustland, pinned) and compare them (slow: once per version).
         #[arg(long)]
         with_peers: bool,
+        /// Repetitions of every scheduler's workloads; the table shows medians and ranges.
+        #[arg(long, default_value_t = 3)]
+        reps: u32,
+        /// Seconds the periodic tasks run under each background load.
+        #[arg(long, default_value_t = 20)]
+        periodic_secs: u32,
     },
     /// Instructions and allocations per task of the user-space policy (callgrind).
     BenchPolicy,
@@ -173,12 +180,20 @@ fn main() -> Result<ExitCode> {
             vm,
             mut others,
             with_peers,
+            reps,
+            periodic_secs,
         } => {
             if with_peers {
                 others.extend(xtask::bench::install_peers(&cache)?);
             }
             let kernel = obtain(&cache, &vm.kernel, false)?;
-            println!("{}", xtask::bench::vm(&cache, &kernel, vm.cpus, &others)?);
+            let plan = xtask::bench::BenchPlan {
+                cpus: vm.cpus,
+                reps: reps.max(1),
+                periodic_secs: periodic_secs.max(1),
+                others,
+            };
+            println!("{}", xtask::bench::vm(&cache, &kernel, &plan)?);
             Ok(ExitCode::SUCCESS)
         }
         Cmd::BenchPolicy => {

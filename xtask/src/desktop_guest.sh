@@ -1,0 +1,177 @@
+# What a desktop user feels, measured in the guest: periodic tasks with deadlines (rt-app) while
+# a background load runs. Shell functions, prepended to the bench script and the VM smoke test.
+#
+# Needs: rt-app, hackbench (rt-tests), make and gcc (Debian packages, seen through the guest's
+# read-only root), $STRESS_NG and $N (vCPUs). Prints `result <sched> <metric> <value>` and
+# `samples <sched> <metric> v…` lines.
+
+# The periodic tasks: name, period (µs), work per period (µs). A 60 Hz and a 144 Hz frame, and
+# an audio callback (128 frames at 48 kHz).
+PERIODIC_TASKS="frame60:16667:3000 frame144:6944:1000 audio:2667:400"
+
+# rt-app turns "run" durations into loop counts with a calibrated ns-per-loop value. It is
+# measured once, before any scheduler attaches, on CPU 0 while every other CPU runs a hog: an
+# emulated machine's vCPUs share host time, so a loop takes longer when they are all busy (as
+# under the loads), and calibrating on an idle machine would ask for far more work per period
+# than the milliseconds named here. Every scheduler is then given the same work per period.
+rtapp_calibrate() {
+    local hogs=""
+    mkdir -p /tmp/rtapp-cal && cd /tmp/rtapp-cal || return 1
+    cat > cal.json <<'EOF2'
+{ "global": { "duration": 1, "calibration": "CPU0", "log_size": "disable" },
+  "tasks": { "t": { "loop": 1, "run": 1000, "sleep": 1000 } } }
+EOF2
+    if [ "$N" -gt 1 ]; then
+        "$STRESS_NG" --cpu $((N - 1)) --cpu-method loop --taskset 1-$((N - 1)) -t 60 -q & hogs=$!
+        sleep 1
+    fi
+    RTAPP_NS_PER_LOOP=$(rt-app cal.json 2>&1 | sed -n 's/.*pLoad = \([0-9]*\)ns.*/\1/p' | head -1)
+    [ -n "$hogs" ] && { kill "$hogs"; wait "$hogs" 2>/dev/null; }
+    cd /tmp || return 1
+    [ -n "$RTAPP_NS_PER_LOOP" ] || { echo "error: rt-app calibration failed" >&2; return 1; }
+    echo "rt-app: ${RTAPP_NS_PER_LOOP} ns per loop" >&2
+}
+
+# The rt-app use case: every periodic task, SCHED_OTHER (the scheduler under test decides), for
+# $1 seconds, logging each period into /tmp/rtapp (a buffer of 4 MiB per task, written at the
+# end: rt-app 1.0 writes nothing per period with log_size "file").
+periodic_json() {
+    local secs=$1 first=1 spec name period run
+    printf '{ "global": { "duration": %s, "calibration": %s, "default_policy": "SCHED_OTHER",\n' \
+        "$secs" "$RTAPP_NS_PER_LOOP"
+    printf '    "logdir": "/tmp/rtapp", "log_basename": "rt", "log_size": 4 },\n  "tasks": {\n'
+    for spec in $PERIODIC_TASKS; do
+        IFS=: read -r name period run <<< "$spec"
+        [ $first = 1 ] || printf ',\n'
+        first=0
+        printf '    "%s": { "loop": -1, "run": %s, "timer": { "ref": "unique", "period": %s } }' \
+            "$name" "$run" "$period"
+    done
+    printf '\n  }\n}\n'
+}
+
+# Runs the periodic tasks for $3 seconds and reports, per task, for scheduler $1 under load $2:
+# periods run, deadline misses (periods not completed on time: overruns plus the periods an
+# overrun skipped, as % of the periods there were) and wakeup latency p50/p99/max (µs).
+periodic_measure() {
+    local sched=$1 load=$2 secs=$3 spec name period run log expected
+    rm -rf /tmp/rtapp && mkdir -p /tmp/rtapp
+    periodic_json "$secs" > /tmp/rtapp.json
+    (cd /tmp && rt-app /tmp/rtapp.json > /tmp/rtapp.out 2>&1)
+    for spec in $PERIODIC_TASKS; do
+        IFS=: read -r name period run <<< "$spec"
+        log=$(ls /tmp/rtapp/rt-"$name"-*.log 2>/dev/null | head -1)
+        if [ -z "$log" ]; then
+            echo "error: rt-app wrote no log for $name under $sched/$load" >&2
+            cat /tmp/rtapp.out >&2
+            return 1
+        fi
+        expected=$((secs * 1000000 / period))
+        # Columns: idx perf run period start end rel_st slack c_duration c_period wu_lat.
+        awk -v s="$sched" -v m="${name}_${load}" -v want="$expected" '
+            !/^#/ && NF >= 11 { n++; if ($8 >= 0) ok++ }
+            END {
+                miss = want > 0 ? 100 * (want - ok) / want : 0
+                if (miss < 0) miss = 0
+                printf "result %s %s_runs %d\n", s, m, n
+                printf "result %s %s_miss_pct %.2f\n", s, m, miss
+            }' "$log"
+        awk '!/^#/ && NF >= 11 { print $11 }' "$log" | sort -n > /tmp/wulat
+        awk -v s="$sched" -v m="${name}_${load}" '
+            { a[NR] = $1 }
+            END {
+                if (!NR) exit
+                i50 = int(NR * 0.50); if (i50 < 1) i50 = 1
+                i99 = int(NR * 0.99); if (i99 < 1) i99 = 1
+                printf "result %s %s_wu_p50_us %d\n", s, m, a[i50]
+                printf "result %s %s_wu_p99_us %d\n", s, m, a[i99]
+                printf "result %s %s_wu_max_us %d\n", s, m, a[NR]
+            }' /tmp/wulat
+        if [ "${SAMPLES:-1}" = 1 ]; then
+            tr '\n' ' ' < /tmp/wulat | sed "s/^/samples $sched ${name}_${load}_wu_us /"; echo
+        fi
+    done
+}
+
+# A C source tree for the build load: $1 files of generated code, each a few functions gcc has
+# to optimise, and a Makefile that links them. Generated once per guest.
+build_tree() {
+    local files=$1 i
+    [ -f /tmp/build/Makefile ] && return 0
+    mkdir -p /tmp/build && cd /tmp/build || return 1
+    for i in $(seq 1 "$files"); do
+        cat > "u$i.c" <<EOF
+#include <stdint.h>
+#include <string.h>
+static uint64_t mix$i(uint64_t x) { x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; return x ^ (x >> 29); }
+uint64_t table$i(const uint8_t *p, size_t n) {
+    uint64_t h = $i, acc[8]; memset(acc, 0, sizeof acc);
+    for (size_t k = 0; k < n; k++) { acc[k & 7] += mix$i(p[k] + h); h = mix$i(h ^ acc[(k + 3) & 7]); }
+    for (int j = 0; j < 8; j++) h ^= mix$i(acc[j] + j);
+    return h;
+}
+EOF
+    done
+    {
+        echo "OBJS = $(seq -f 'u%g.o' 1 "$files" | tr '\n' ' ')"
+        echo "all: libgen.a"
+        echo "libgen.a: \$(OBJS)"
+        printf '\tar rcs $@ $^\n'
+        echo "%.o: %.c"
+        printf '\tgcc -O2 -c $< -o $@\n'
+        echo "clean:"
+        printf '\trm -f *.o libgen.a\n'
+    } > Makefile
+    cd /tmp || return 1
+}
+
+# Background loads, started by load_start and ended by load_stop:
+#   hogs   2×N CPU-bound loops
+#   storm  message passing (hackbench) in a loop
+#   build  make -jN of the generated tree ($BUILD_FILES files, 8 per CPU unless set) in a
+#          loop; each build's wall time (s) goes to /tmp/build_times
+load_start() {
+    case "$1" in
+        hogs) "$STRESS_NG" --cpu $((2 * N)) --cpu-method loop -t 3600 -q & LOAD_PID=$! ;;
+        storm) (while :; do hackbench -g 4 -l 200 > /dev/null 2>&1; done) & LOAD_PID=$! ;;
+        build)
+            build_tree "${BUILD_FILES:-$((8 * N))}" || return 1
+            : > /tmp/build_times
+            (cd /tmp/build && while :; do
+                make -s clean
+                t0=$EPOCHREALTIME
+                make -s -j"$N" > /dev/null 2>&1
+                t1=$EPOCHREALTIME
+                echo "$t0 $t1" | awk '{ printf "%.3f\n", $2 - $1 }' >> /tmp/build_times
+            done) & LOAD_PID=$! ;;
+        *) echo "error: unknown load $1" >&2; return 1 ;;
+    esac
+    sleep 2
+}
+load_stop() {
+    # The loop's shell and everything it started (hackbench groups, make and gcc).
+    pkill -P "$LOAD_PID" 2>/dev/null
+    kill "$LOAD_PID" 2>/dev/null
+    wait "$LOAD_PID" 2>/dev/null
+    pkill -x hackbench 2>/dev/null; pkill -x make 2>/dev/null; pkill -x stress-ng 2>/dev/null
+    sleep 1
+}
+
+# Periodic tasks under each load for $2 seconds, for scheduler $1; the build's median wall
+# time under the periodic tasks too.
+desktop_suite() {
+    local sched=$1 secs=$2 load
+    for load in hogs storm build; do
+        load_start "$load" || return 1
+        periodic_measure "$sched" "$load" "$secs" || { load_stop; return 1; }
+        # A build that outlasts a short run still gets timed: wait for one (up to 2 minutes).
+        if [ "$load" = build ]; then
+            for _ in $(seq 1 120); do [ -s /tmp/build_times ] && break; sleep 1; done
+        fi
+        load_stop
+        if [ "$load" = build ] && [ -s /tmp/build_times ]; then
+            echo "result $sched build_s $(sort -n /tmp/build_times | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')"
+        fi
+    done
+    return 0
+}
