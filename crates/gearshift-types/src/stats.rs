@@ -63,6 +63,9 @@ pub struct Stats {
     pub nr_interactive_wakeups: u64,
     /// CPUs taken from non-interactive tasks for waking interactive ones.
     pub nr_preemptions: u64,
+    /// Wakeups of latency-critical bursts (timer- or device-woken, short, periodic: frames,
+    /// audio, input), queued ahead of everything else.
+    pub nr_latency_wakeups: u64,
     /// Tasks classified interactive among those seen in the last second.
     pub nr_interactive: u64,
     /// Page faults of the scheduling thread since it locked its memory (should stay 0).

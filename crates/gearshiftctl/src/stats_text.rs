@@ -67,6 +67,12 @@ pub fn block(s: &Stats) -> String {
                 ],
             ),
         ),
+        (
+            // Translators: wakeups of frames, audio and input (short, timer- or device-woken
+            // bursts) that the scheduler ran ahead of everything else.
+            gettext("Latency-critical wakeups:"),
+            count(s.nr_latency_wakeups),
+        ),
         (gettext("Preemptions:"), count(s.nr_preemptions)),
         (gettext("Starvation guard:"), times(s.nr_starvation_guard)),
         (gettext("Congestion:"), times(s.nr_sched_congested)),

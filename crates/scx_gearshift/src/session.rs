@@ -253,6 +253,7 @@ impl<'obj> Session<'obj> {
             nr_rescue_kicks: c.nr_rescue_kicks,
             nr_interactive_wakeups: c.nr_interactive_wakeups,
             nr_preemptions: c.nr_preemptions,
+            nr_latency_wakeups: c.nr_latency_wakeups,
             nr_interactive: self.policy.nr_interactive(),
             page_faults: thread_page_faults().saturating_sub(self.faults_at_start),
             arena_used_bytes: crate::alloc::ARENA.used_bytes(),
@@ -270,7 +271,7 @@ fn monotonic_ns() -> u64 {
 fn print_stats(s: &Stats) {
     println!(
         "[gearshift] mode={} preempt={} fifo_active={} fifo_ms={} fifo_overload_ms={} fifo={} active_cpus={} cpus={} running={} queued={} scheduled={} pending={} shared={} \
-         user={} kernel={} cancel={} bounce={} failed={} congested={} starved={} rescued={} fastwake={} preempted={} interactive={} \
+         user={} kernel={} cancel={} bounce={} failed={} congested={} starved={} rescued={} fastwake={} latency={} preempted={} interactive={} \
          page_faults={} arena_kib={}",
         s.mode,
         s.preemption,
@@ -294,6 +295,7 @@ fn print_stats(s: &Stats) {
         s.nr_starvation_guard,
         s.nr_rescue_kicks,
         s.nr_interactive_wakeups,
+        s.nr_latency_wakeups,
         s.nr_preemptions,
         s.nr_interactive,
         s.page_faults,

@@ -93,20 +93,22 @@ start_sched --control-socket /tmp/gs.sock
 cd /tmp
 # A message storm: processes waking each other through sockets and pipes. Their wakers are
 # about to wait, so preempting a CPU for them only adds switches.
-w0=$(stat nr_interactive_wakeups); p0=$(stat nr_preemptions)
+w0=$(stat nr_interactive_wakeups); p0=$(stat nr_preemptions); l0=$(stat nr_latency_wakeups)
 hackbench -g 4 -l 100 > /dev/null 2>&1
 hackbench -p -g 4 -l 100 > /dev/null 2>&1
-w1=$(stat nr_interactive_wakeups); p1=$(stat nr_preemptions)
-# Timer-driven periodic tasks among CPU hogs: they do take a CPU.
+w1=$(stat nr_interactive_wakeups); p1=$(stat nr_preemptions); l1=$(stat nr_latency_wakeups)
+# Timer-driven periodic tasks among CPU hogs: they do take a CPU, as latency-critical bursts.
 "$STRESS_NG" --cpu 2 --cpu-method loop -t 60 -q & HOGS=$!
 sleep 1
-p2=$(stat nr_preemptions)
+p2=$(stat nr_preemptions); l2=$(stat nr_latency_wakeups)
 cyclictest -t 2 -i 2000 -l 1000 -q > /dev/null
-p3=$(stat nr_preemptions)
+p3=$(stat nr_preemptions); l3=$(stat nr_latency_wakeups)
 kill $HOGS; wait $HOGS 2>/dev/null
 echo "storm_wakeups=$((w1 - w0))"
 echo "storm_preemptions=$((p1 - p0))"
+echo "storm_latency_wakeups=$((l1 - l0))"
 echo "timer_preemptions=$((p3 - p2))"
+echo "timer_latency_wakeups=$((l3 - l2))"
 echo "state_after=$(state)"
 stop_sched
 "#,
@@ -128,6 +130,17 @@ stop_sched
     assert!(
         number(&out, "timer_preemptions") >= 100.0,
         "timer wakeups among CPU hogs still preempt"
+    );
+    // The storm's tasks wake each other synchronously: none of that is latency-critical but
+    // hackbench's own start and exit. cyclictest's 2 x 1000 timer wakeups are.
+    let storm_latency = number(&out, "storm_latency_wakeups");
+    assert!(
+        storm_latency * 20.0 <= wakeups,
+        "{storm_latency} of {wakeups} storm wakeups were taken as latency-critical"
+    );
+    assert!(
+        number(&out, "timer_latency_wakeups") >= 1000.0,
+        "periodic timer wakeups among CPU hogs are latency-critical"
     );
     assert_eq!(field(&out, "state_after"), Some("enabled"));
 }

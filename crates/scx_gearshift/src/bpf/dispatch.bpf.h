@@ -28,7 +28,8 @@ static inline u64 clamp_slice(u64 slice)
  */
 static u64 queue_slice(void)
 {
-	u64 waiting = scx_bpf_dsq_nr_queued(GS_SHARED_DSQ) + scx_bpf_dsq_nr_queued(GS_PRIO_DSQ);
+	u64 waiting = scx_bpf_dsq_nr_queued(GS_SHARED_DSQ) + scx_bpf_dsq_nr_queued(GS_PRIO_DSQ) +
+		      scx_bpf_dsq_nr_queued(GS_LAT_DSQ);
 	u64 cpus = counters.nr_online_cpus ? counters.nr_online_cpus : 1;
 	u64 per_cpu = waiting / cpus;
 
@@ -142,7 +143,7 @@ static void dispatch_from_user(const struct gs_dispatched_task *d)
 	if (cpu == GS_CPU_ANY && tctx->interactive) {
 		/* The policy's deadline is in vruntime; this DSQ orders by prio_deadline(). */
 		insert_prio(p, tctx, slice, 0);
-		kick_idle_for_interactive(p);
+		kick_idle_for_interactive(p, false);
 	} else if (cpu == GS_CPU_ANY) {
 		scx_bpf_dsq_insert_vtime(p, GS_SHARED_DSQ, slice, d->vtime, 0);
 		kick_idle_for_regular(p);
@@ -174,7 +175,7 @@ static void drain_user_dispatches(void)
 static bool can_direct_dispatch(s32 cpu)
 {
 	return !scx_bpf_dsq_nr_queued(GS_SHARED_DSQ) && !scx_bpf_dsq_nr_queued(GS_PRIO_DSQ) &&
-	       !scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
+	       !scx_bpf_dsq_nr_queued(GS_LAT_DSQ) && !scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
 }
 
 /* How far down a shared DSQ a CPU looks for a task it may take. */
@@ -260,6 +261,7 @@ static void rescue_overdue(u64 dsq, bool numa)
 
 static void rescue_overdue_tasks(void)
 {
+	rescue_overdue(GS_LAT_DSQ, false);
 	rescue_overdue(GS_PRIO_DSQ, false);
 	rescue_overdue(GS_SHARED_DSQ, true);
 }
@@ -309,6 +311,9 @@ static s32 create_dsqs(void)
 	if (err)
 		return err;
 	err = scx_bpf_create_dsq(GS_PRIO_DSQ, -1);
+	if (err)
+		return err;
+	err = scx_bpf_create_dsq(GS_LAT_DSQ, -1);
 	if (err)
 		return err;
 	return scx_bpf_create_dsq(GS_SCHED_DSQ, -1);

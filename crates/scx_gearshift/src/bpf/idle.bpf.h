@@ -208,15 +208,15 @@ static void kick_idle_for_regular(struct task_struct *p)
  * Finds a CPU for an interactive task, which runs at once in every mode: an idle one (of its
  * home node first), or in low-power mode preferably a busy one it preempts, else an idle
  * active one; CPUs outside the active set are never woken for it. False when nothing was
- * kicked.
+ * kicked. @latency: the task's burst is latency-critical (preempt_for()).
  */
-static bool kick_idle_for_interactive(struct task_struct *p)
+static bool kick_idle_for_interactive(struct task_struct *p, bool latency)
 {
 	const struct cpumask *active = lowpower_cpus(), *home;
 	s32 cpu, node;
 
 	if (active && bpf_cpumask_intersects(active, p->cpus_ptr)) {
-		if (preempt_for(p, scx_bpf_task_cpu(p), nr_cpu_ids))
+		if (preempt_for(p, scx_bpf_task_cpu(p), nr_cpu_ids, latency))
 			return true;
 		cpu = scx_bpf_pick_idle_cpu(active, 0);
 		if (cpu < 0)

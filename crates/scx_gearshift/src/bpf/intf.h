@@ -26,6 +26,9 @@ enum gs_consts {
 	GS_SCHED_DSQ		= GS_MAX_CPUS + 1,
 	/* Shared DSQ of interactive tasks, served before GS_SHARED_DSQ (within the starvation bound). */
 	GS_PRIO_DSQ		= GS_MAX_CPUS + 2,
+	/* Shared DSQ of latency-critical bursts (timer- or device-woken, short, periodic),
+	 * served before every other DSQ (within the starvation bound). */
+	GS_LAT_DSQ		= GS_MAX_CPUS + 3,
 	/* Capacity (entries) of the queued-task ring buffer. */
 	GS_MAX_QUEUED		= 8192,
 	/* Heartbeat: user space runs at least this often, even with nothing queued. */
@@ -140,6 +143,8 @@ struct gs_counters {
 	u64 nr_interactive_wakeups;
 	/* CPUs taken from non-interactive tasks for interactive ones. */
 	u64 nr_preemptions;
+	/* Wakeups BPF found latency-critical and queued ahead of everything else. */
+	u64 nr_latency_wakeups;
 	/* In fifo mode: time with FIFO dispatch active, and with the interactive policy (ns). */
 	u64 fifo_ns;
 	u64 fifo_overload_ns;

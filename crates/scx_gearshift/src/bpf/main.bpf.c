@@ -6,7 +6,8 @@
  *
  * Topics live in their own headers: task state (task.bpf.h), counters (stats.bpf.h), idle
  * selection and wakeups (idle.bpf.h), NUMA placement (topo.bpf.h), the user-space channel (usersched.bpf.h), DSQs (dispatch.bpf.h),
- * live modes (modes.bpf.h), wakeup preemption (preempt.bpf.h).
+ * live modes (modes.bpf.h), wakeup preemption (preempt.bpf.h), latency-critical bursts
+ * (latency.bpf.h).
  */
 #include <scx/common.bpf.h>
 #include "intf.h"
@@ -30,6 +31,7 @@ const volatile u64 starvation_ns = 5000000ULL;
 #include "usersched.bpf.h"
 #include "modes.bpf.h"
 #include "dispatch.bpf.h"
+#include "latency.bpf.h"
 
 /* Deadline of the latest user-space dispatch: where tasks BPF places itself go. */
 static u64 vtime_now;
@@ -76,8 +78,8 @@ static bool enqueue_interactive(struct task_struct *p, struct task_ctx *tctx, u6
 	 * and preempting for them switched CPUs so often that hackbench ran 4x slower than under
 	 * EEVDF. Timers, input and devices wake frames and audio asynchronously: those preempt.
 	 */
-	if (!kick_idle_for_interactive(p) && !sync)
-		preempt_for(p, scx_bpf_task_cpu(p), nr_cpu_ids);
+	if (!kick_idle_for_interactive(p, false) && !sync)
+		preempt_for(p, scx_bpf_task_cpu(p), nr_cpu_ids, false);
 	return true;
 }
 
@@ -106,6 +108,8 @@ void BPF_STRUCT_OPS(gearshift_enqueue, struct task_struct *p, u64 enq_flags)
 		stat_inc(nr_kernel_dispatches);
 		return;
 	}
+	if (tctx && enqueue_latency(p, tctx, enq_flags))
+		return;
 	if (tctx && enqueue_interactive(p, tctx, enq_flags))
 		return;
 	if (fifo_now()) {
@@ -132,7 +136,11 @@ void BPF_STRUCT_OPS(gearshift_dispatch, s32 cpu, struct task_struct *prev)
 
 	drain_user_dispatches();
 	counters.nr_shared_waiting = scx_bpf_dsq_nr_queued(GS_SHARED_DSQ) +
-				     scx_bpf_dsq_nr_queued(GS_PRIO_DSQ);
+				     scx_bpf_dsq_nr_queued(GS_PRIO_DSQ) +
+				     scx_bpf_dsq_nr_queued(GS_LAT_DSQ);
+	/* Latency-critical bursts go before everything, the scheduler included. */
+	if (take_latency(cpu))
+		return;
 
 	/*
 	 * The scheduler goes first when it has work: everything else waits on it (on an active
@@ -172,12 +180,14 @@ void BPF_STRUCT_OPS(gearshift_running, struct task_struct *p)
 	if (is_usersched(p)) {
 		usersched_needed = 0;
 		usersched_last_run_ns = scx_bpf_now();
-		note_running(cpu, true, 0, false);
+		note_running(cpu, RUN_PROTECTED, 0, false);
+		latency_note_running(false);
 		return;
 	}
 	tctx = lookup_task_ctx(p);
 	if (!tctx) {
-		note_running(cpu, is_kthread(p), 0, true);
+		note_running(cpu, is_kthread(p) ? RUN_PROTECTED : RUN_REGULAR, 0, true);
+		latency_note_running(false);
 		return;
 	}
 	tctx->last_run_ns = scx_bpf_now();
@@ -186,8 +196,15 @@ void BPF_STRUCT_OPS(gearshift_running, struct task_struct *p)
 	if (tctx->home_node < 0)
 		tctx->home_node = cpu_node(cpu);
 	/* Kernel threads are never preempted for user tasks. */
-	note_running(cpu, is_kthread(p) || tctx->interactive,
-		     prio && !is_kthread(p) ? p->scx.dsq_vtime : 0, true);
+	if (is_kthread(p))
+		note_running(cpu, RUN_PROTECTED, 0, true);
+	else if (latency_running(tctx))
+		note_running(cpu, RUN_LATENCY, latency_deadline(p, tctx), true);
+	else if (tctx->interactive)
+		note_running(cpu, RUN_INTERACTIVE, prio ? p->scx.dsq_vtime : 0, true);
+	else
+		note_running(cpu, RUN_REGULAR, 0, true);
+	latency_note_running(latency_running(tctx));
 	/* vtime_now follows the policy's deadlines; GS_PRIO_DSQ's are in real time. */
 	if (!prio && p->scx.dsq_vtime > vtime_now)
 		vtime_now = p->scx.dsq_vtime;
@@ -197,15 +214,18 @@ void BPF_STRUCT_OPS(gearshift_running, struct task_struct *p)
 void BPF_STRUCT_OPS(gearshift_runnable, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx;
+	u64 now;
 
 	if (!(enq_flags & SCX_ENQ_WAKEUP) || !(tctx = lookup_task_ctx(p)))
 		return;
+	now = scx_bpf_now();
 	tctx->avg_burst_ns = (tctx->avg_burst_ns * 3 + tctx->awake_ns) / 4;
 	tctx->awake_ns = 0;
-	tctx->woke_at = scx_bpf_now();
 	/* select_cpu's note is for this wakeup only (pinned tasks skip select_cpu). */
 	tctx->burst_sync = tctx->sync_wakeup;
 	tctx->sync_wakeup = false;
+	latency_note_wakeup(p, tctx, now);
+	tctx->woke_at = now;
 }
 
 /* A task running away from its node goes back as soon as a CPU there is idle. */
@@ -213,6 +233,8 @@ void BPF_STRUCT_OPS(gearshift_tick, struct task_struct *p)
 {
 	if (!lowpower() && !is_usersched(p) && should_go_home(p))
 		scx_bpf_task_set_slice(p, 0);
+	else
+		latency_tick(p);
 }
 
 void BPF_STRUCT_OPS(gearshift_stopping, struct task_struct *p, bool runnable)

@@ -26,7 +26,7 @@ static u32 calm_ticks;
 static u64 nr_waiting(void)
 {
 	return scx_bpf_dsq_nr_queued(GS_SHARED_DSQ) + scx_bpf_dsq_nr_queued(GS_PRIO_DSQ) +
-	       nr_user_pending;
+	       scx_bpf_dsq_nr_queued(GS_LAT_DSQ) + nr_user_pending;
 }
 
 /* True when FIFO dispatch must stop: most CPUs are busy. */

@@ -3,7 +3,9 @@
  * Wakeup preemption: an interactive task that wakes up while every CPU it may use is busy
  * takes a CPU from a task that is not interactive, instead of waiting for a slice to end; or,
  * failing that, from an interactive task whose deadline is later than its own (an audio
- * callback does not wait out a frame's whole burst).
+ * callback does not wait out a frame's whole burst). A latency-critical burst
+ * (latency.bpf.h) takes any CPU not running another one, at once; and one running a
+ * latency-critical burst due later than its own.
  */
 #ifndef __GEARSHIFT_PREEMPT_BPF_H
 #define __GEARSHIFT_PREEMPT_BPF_H
@@ -11,10 +13,22 @@
 /* Live setting, written by user space. */
 volatile bool preempt_enabled = true;
 
+/* What runs on a CPU, as far as choosing a victim goes. */
+enum run_kind {
+	/* Regular work: any waking interactive task may take the CPU. */
+	RUN_REGULAR,
+	/* An interactive burst: taken for an earlier deadline, or by a latency-critical one. */
+	RUN_INTERACTIVE,
+	/* A latency-critical burst: taken only by one due earlier. */
+	RUN_LATENCY,
+	/* Kernel threads, the scheduler itself, or nothing: never taken. */
+	RUN_PROTECTED,
+};
+
 struct cpu_ctx {
-	/* What runs there now may not be preempted for an interactive task. */
-	bool protected;
-	/* Deadline of the interactive task running there (GS_PRIO_DSQ's, real time); 0: none. */
+	/* enum run_kind of what runs there now. */
+	u32 kind;
+	/* Deadline of the burst running there (real time, as in GS_PRIO_DSQ); 0: none. */
 	u64 prio_deadline;
 	/* When it started running: a task keeps the CPU for at least slice_min_ns. */
 	u64 started_ns;
@@ -41,13 +55,13 @@ static struct cpu_ctx *lookup_cpu_ctx(s32 cpu)
  * running task (the scheduler itself does not). Counting per CPU keeps nr_running exact even
  * for tasks that were already running when the scheduler attached.
  */
-static void note_running(s32 cpu, bool protected, u64 prio_deadline, bool counts)
+static void note_running(s32 cpu, enum run_kind kind, u64 prio_deadline, bool counts)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 
 	if (!cctx)
 		return;
-	cctx->protected = protected;
+	cctx->kind = kind;
 	cctx->prio_deadline = prio_deadline;
 	cctx->started_ns = scx_bpf_now();
 	if (counts && !cctx->counted) {
@@ -67,7 +81,7 @@ static void note_stopping(s32 cpu)
 	if (!cctx)
 		return;
 	/* Until something runs here again, there is nothing to preempt. */
-	cctx->protected = true;
+	cctx->kind = RUN_PROTECTED;
 	cctx->prio_deadline = 0;
 	if (cctx->counted) {
 		cctx->counted = false;
@@ -76,20 +90,33 @@ static void note_stopping(s32 cpu)
 	}
 }
 
-/* How good a victim @cpu is for @p: 0 none, 1 a later interactive deadline, 2 regular work. */
-static u32 victim_rank(s32 cpu, const struct task_struct *p, u64 deadline)
+/*
+ * How good a victim @cpu is for @p, due at @deadline: 0 none, 1 a burst due later than @p,
+ * 2 work @p's kind always goes ahead of (@latency: @p's burst is latency-critical).
+ */
+static u32 victim_rank(s32 cpu, const struct task_struct *p, u64 deadline, bool latency)
 {
 	struct cpu_ctx *cctx;
+	bool later;
 
 	if (cpu < 0 || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 		return 0;
 	cctx = lookup_cpu_ctx(cpu);
-	/* Preempting a task that only just started buys little and thrashes the CPU. */
-	if (!cctx || elapsed_since(cctx->started_ns) < slice_min_ns)
+	if (!cctx || cctx->kind == RUN_PROTECTED)
 		return 0;
-	if (!cctx->protected)
+	later = cctx->prio_deadline && time_after(cctx->prio_deadline, deadline);
+	/*
+	 * Latency-critical bursts are rare by construction (latency.bpf.h): they need no
+	 * minimum run of their victim, which would make an audio callback wait a whole tick.
+	 */
+	if (latency)
+		return cctx->kind != RUN_LATENCY ? 2 : (later ? 1 : 0);
+	/* Preempting a task that only just started buys little and thrashes the CPU. */
+	if (elapsed_since(cctx->started_ns) < slice_min_ns)
+		return 0;
+	if (cctx->kind == RUN_REGULAR)
 		return 2;
-	return cctx->prio_deadline && time_after(cctx->prio_deadline, deadline) ? 1 : 0;
+	return cctx->kind == RUN_INTERACTIVE && later ? 1 : 0;
 }
 
 static void preempt_cpu(s32 cpu)
@@ -99,11 +126,11 @@ static void preempt_cpu(s32 cpu)
 }
 
 /*
- * Kicks a CPU @p may use that runs regular work (its previous CPU first), else one running an
- * interactive task with a later deadline than @p's (@p was just queued in GS_PRIO_DSQ, so
+ * Kicks a CPU @p may use that runs work @p goes ahead of (its previous CPU first), else one
+ * running a burst due later than @p's (@p was just queued in GS_PRIO_DSQ or GS_LAT_DSQ, so
  * its dsq_vtime is its deadline). False when preemption is off or there is no such CPU.
  */
-static bool preempt_for(struct task_struct *p, s32 prev_cpu, s32 nr_cpus)
+static bool preempt_for(struct task_struct *p, s32 prev_cpu, s32 nr_cpus, bool latency)
 {
 	u64 deadline = p->scx.dsq_vtime;
 	s32 cpu, later = -1;
@@ -111,7 +138,7 @@ static bool preempt_for(struct task_struct *p, s32 prev_cpu, s32 nr_cpus)
 
 	if (!preempt_enabled)
 		return false;
-	rank = victim_rank(prev_cpu, p, deadline);
+	rank = victim_rank(prev_cpu, p, deadline, latency);
 	if (rank == 2) {
 		preempt_cpu(prev_cpu);
 		return true;
@@ -121,7 +148,7 @@ static bool preempt_for(struct task_struct *p, s32 prev_cpu, s32 nr_cpus)
 	bpf_for(cpu, 0, nr_cpus) {
 		if (cpu >= GS_MAX_CPUS)
 			break;
-		rank = victim_rank(cpu, p, deadline);
+		rank = victim_rank(cpu, p, deadline, latency);
 		if (rank == 2) {
 			preempt_cpu(cpu);
 			return true;

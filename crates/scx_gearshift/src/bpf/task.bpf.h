@@ -28,6 +28,10 @@ struct task_ctx {
 	bool sync_wakeup;
 	/* The current burst began with such a wakeup. */
 	bool burst_sync;
+	/* The current burst is latency-critical (latency.bpf.h). */
+	bool latency_critical;
+	/* Time between the task's wakeups, exponentially averaged (ns); 0 until it woke twice. */
+	u64 avg_period_ns;
 };
 
 struct {

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Latency-critical bursts. A frame, an audio callback or an input handler is woken by a timer
+ * or a device, runs briefly and sleeps until its next period. A message storm's tasks are
+ * woken by each other (synchronously, SCX_WAKE_SYNC), and so are a build's make and gcc by
+ * their children and pipes. Ordering every short burst by when it is due (GS_PRIO_DSQ) puts a
+ * frame behind each storm task that woke a little earlier: under a storm that queue is deep,
+ * and the frame waits for all of it.
+ *
+ * So a burst that
+ *  - began with an asynchronous wakeup (not SCX_WAKE_SYNC),
+ *  - is expected to be short (the task's average burst is under slice_max_ns), and
+ *  - belongs to a task that sleeps at least as long as it runs (average burst at most half its
+ *    average time between wakeups)
+ * goes to GS_LAT_DSQ, ordered by when it is due, which CPUs serve before any other queue; it
+ * takes a CPU from anything but another such burst due earlier. Each task can hold that rank
+ * for at most half a CPU (the last rule), a burst loses it once it has run slice_max_ns, and
+ * the other queues go first once they have waited starvation_ns.
+ *
+ * This is decided in BPF, not by the user-space policy: it is a property of each wakeup, and
+ * a round trip per frame would cost the frame the latency this is for.
+ */
+#ifndef __GEARSHIFT_LATENCY_BPF_H
+#define __GEARSHIFT_LATENCY_BPF_H
+
+/* When a CPU last started something other than a latency-critical burst. */
+static u64 last_other_run_ns;
+
+/* Called on every wakeup of @p (ops.runnable): the period estimate and the admission. */
+static void latency_note_wakeup(const struct task_struct *p, struct task_ctx *tctx, u64 now)
+{
+	u64 period;
+
+	if (tctx->woke_at && time_after(now, tctx->woke_at)) {
+		period = now - tctx->woke_at;
+		tctx->avg_period_ns = tctx->avg_period_ns ?
+				      (tctx->avg_period_ns * 3 + period) / 4 : period;
+	}
+	tctx->latency_critical = !tctx->burst_sync && !is_usersched(p) && tctx->avg_period_ns &&
+				 tctx->avg_burst_ns < slice_max_ns &&
+				 tctx->avg_burst_ns * 2 <= tctx->avg_period_ns;
+}
+
+/* Deadline of a latency-critical burst: its wakeup plus the CPU time it is expected to need. */
+static u64 latency_deadline(const struct task_struct *p, const struct task_ctx *tctx)
+{
+	u64 weight = p->scx.weight ? p->scx.weight : 1;
+
+	return tctx->woke_at + expected_burst(tctx) * 100 / weight;
+}
+
+/* Whether @p, about to run, is in a latency-critical burst. */
+static bool latency_running(const struct task_ctx *tctx)
+{
+	return tctx->latency_critical && tctx->awake_ns < slice_max_ns;
+}
+
+/*
+ * Queues @p in GS_LAT_DSQ if its burst is latency-critical, and finds it a CPU: an idle one,
+ * else one it preempts. False when the burst is not latency-critical (or no longer is: it
+ * has run slice_max_ns).
+ */
+static bool enqueue_latency(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
+{
+	if (!tctx->latency_critical)
+		return false;
+	if (tctx->awake_ns >= slice_max_ns) {
+		tctx->latency_critical = false;
+		return false;
+	}
+	/* Its deadline is in real time, like GS_PRIO_DSQ's (vtime_now must not follow it). */
+	tctx->in_prio = true;
+	scx_bpf_dsq_insert_vtime(p, GS_LAT_DSQ, burst_slice(tctx, slice_min_ns),
+				 latency_deadline(p, tctx), enq_flags);
+	stat_inc(nr_latency_wakeups);
+	if (!kick_idle_for_interactive(p, true))
+		preempt_for(p, scx_bpf_task_cpu(p), nr_cpu_ids, true);
+	return true;
+}
+
+/* Whether anything but latency-critical bursts waits for @cpu. */
+static bool others_waiting(s32 cpu)
+{
+	return usersched_has_work() || scx_bpf_dsq_nr_queued(GS_PRIO_DSQ) ||
+	       scx_bpf_dsq_nr_queued(GS_SHARED_DSQ) || scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
+}
+
+/*
+ * Moves the earliest latency-critical burst to @cpu, unless the other queues have waited
+ * starvation_ns for a CPU to serve anything else.
+ */
+static bool take_latency(s32 cpu)
+{
+	if (!scx_bpf_dsq_nr_queued(GS_LAT_DSQ))
+		return false;
+	if (elapsed_since(last_other_run_ns) >= starvation_ns && others_waiting(cpu)) {
+		stat_inc(nr_starvation_guard);
+		return false;
+	}
+	return take_from(GS_LAT_DSQ, cpu, false);
+}
+
+/* Records what @cpu starts running, for take_latency()'s guard. */
+static void latency_note_running(bool latency)
+{
+	if (!latency)
+		last_other_run_ns = scx_bpf_now();
+}
+
+/*
+ * At the tick: a latency-critical burst still waits (its wakeup found no victim), so the
+ * CPU's current task gives way unless it is one too, the scheduler or a kernel thread.
+ */
+static void latency_tick(struct task_struct *p)
+{
+	struct task_struct *waiter;
+	struct task_ctx *tctx;
+	s32 cpu = scx_bpf_task_cpu(p);
+
+	if (!preempt_enabled || !scx_bpf_dsq_nr_queued(GS_LAT_DSQ) || is_usersched(p) ||
+	    is_kthread(p))
+		return;
+	tctx = lookup_task_ctx(p);
+	if (tctx && latency_running(tctx))
+		return;
+	bpf_for_each(scx_dsq, waiter, GS_LAT_DSQ, 0) {
+		/* The earliest one only: whether this CPU is one it may use. */
+		if (bpf_cpumask_test_cpu(cpu, waiter->cpus_ptr))
+			scx_bpf_task_set_slice(p, 0);
+		break;
+	}
+}
+
+#endif
