@@ -14,7 +14,7 @@
  *    average time between wakeups)
  * goes to GS_LAT_DSQ, ordered by when it is due, which CPUs serve before any other queue; it
  * takes a CPU from anything but another such burst due earlier. Each task can hold that rank
- * for at most half a CPU (the last rule), a burst loses it once it has run slice_max_ns, and
+ * for at most half a CPU (the last rule), a burst loses it once it has run latency_burst_max(), and
  * the other queues go first once they have waited starvation_ns.
  *
  * This is decided in BPF, not by the user-space policy: it is a property of each wakeup, and
@@ -22,6 +22,16 @@
  */
 #ifndef __GEARSHIFT_LATENCY_BPF_H
 #define __GEARSHIFT_LATENCY_BPF_H
+
+/*
+ * How long a latency-critical burst keeps its rank: longer than the slice_max_ns its average
+ * must stay under, so that a frame running late (its work piling into the next period, with no
+ * sleep in between) is not demoted at the moment it is furthest behind.
+ */
+static inline u64 latency_burst_max(void)
+{
+	return 2 * slice_max_ns;
+}
 
 /* When a CPU last started something other than a latency-critical burst. */
 static u64 last_other_run_ns;
@@ -52,19 +62,19 @@ static u64 latency_deadline(const struct task_struct *p, const struct task_ctx *
 /* Whether @p, about to run, is in a latency-critical burst. */
 static bool latency_running(const struct task_ctx *tctx)
 {
-	return tctx->latency_critical && tctx->awake_ns < slice_max_ns;
+	return tctx->latency_critical && tctx->awake_ns < latency_burst_max();
 }
 
 /*
  * Queues @p in GS_LAT_DSQ if its burst is latency-critical, and finds it a CPU: an idle one,
  * else one it preempts. False when the burst is not latency-critical (or no longer is: it
- * has run slice_max_ns).
+ * has run latency_burst_max()).
  */
 static bool enqueue_latency(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
 {
 	if (!tctx->latency_critical)
 		return false;
-	if (tctx->awake_ns >= slice_max_ns) {
+	if (tctx->awake_ns >= latency_burst_max()) {
 		tctx->latency_critical = false;
 		return false;
 	}
