@@ -87,7 +87,8 @@ for s in @SCHEDULERS@; do
 
     # cyclictest wakeup latency (SCHED_OTHER, so the scheduler under test handles it).
     cyclictest -t "$N" -i 2000 -l 1500 -q -m > /tmp/ct.log 2>&1
-    awk '/Avg:/{for(i=1;i<=NF;i++){if($i=="Avg:")a+=$(i+1); if($i=="Max:")m=($(i+1)>m)?$(i+1):m}; n++} END {if (n) {print "result '"$s"' cyclictest_avg_us", a/n; print "result '"$s"' cyclictest_max_us", m}}' /tmp/ct.log
+    # A wide value runs into its label ("Avg:123456"): take what follows each label.
+    awk '/Avg:/{v = $0; sub(/.*Avg: */, "", v); sub(/ .*/, "", v); a += v; x = $0; sub(/.*Max: */, "", x); sub(/ .*/, "", x); if (x + 0 > m) m = x + 0; n++} END {if (n) {print "result '"$s"' cyclictest_avg_us", a/n; print "result '"$s"' cyclictest_max_us", m}}' /tmp/ct.log
     hogs_stop
 
     # CPU use with exactly N hogs: nothing should idle.

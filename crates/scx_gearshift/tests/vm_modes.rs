@@ -113,7 +113,9 @@ start_sched --control-socket /tmp/gs.sock
 sleep 2
 lat() {
     ask "{\"request\":\"set-preemption\",\"enabled\":$1}" > /dev/null
-    cyclictest -t 2 -i 2000 -l 1500 -q -m | awk '/Avg:/{for(i=1;i<=NF;i++) if($i=="Avg:") a+=$(i+1); n++} END {print a/n}'
+    # A wide value runs into its label ("Avg:123456"): take what follows the label.
+    cyclictest -t 2 -i 2000 -l 1500 -q -m |
+        awk '/Avg:/{v = $0; sub(/.*Avg: */, "", v); sub(/ .*/, "", v); a += v; n++} END {if (n) print a / n}'
 }
 echo "off_us=$(lat false)"
 echo "on_us=$(lat true)"

@@ -25,11 +25,13 @@ start_sched() {{
     done
     echo "scheduler did not attach:"; cat /tmp/gs.log; exit 90
 }}
-# Interrupts the scheduler and prints its exit status.
+# Interrupts the scheduler and prints its exit status (and the end of its log if it failed).
 stop_sched() {{
     kill -INT $SCHED_PID
     wait $SCHED_PID
-    echo "sched_exit=$?"
+    local rc=$?
+    echo "sched_exit=$rc"
+    [ "$rc" = 0 ] || {{ echo "--- end of the scheduler's log"; tail -30 /tmp/gs.log; }}
 }}
 # Percentage of CPU time not idle, over $1 seconds, from /proc/stat.
 busy_pct() {{
