@@ -66,7 +66,8 @@ for s in @SCHEDULERS@; do
     attach "$s" || continue
 
     # hackbench: median of 3 runs, seconds.
-    for _ in 1 2 3; do hackbench -g 4 -l 100 | awk '/^Time:/{print $2}'; done | median | sed "s/^/result $s hackbench_s /"
+    # (No sed here: a peer's name is its path, full of slashes.)
+    echo "result $s hackbench_s $(for _ in 1 2 3; do hackbench -g 4 -l 100 | awk '/^Time:/{print $2}'; done | median)"
 
     # perf bench sched messaging, seconds (when perf is usable in the guest).
     if perf bench sched messaging -g 4 -l 50 > /tmp/pbm.log 2>&1; then
@@ -83,7 +84,7 @@ for s in @SCHEDULERS@; do
     done
     echo "result $s uname_p50_us $(median < /tmp/lat)"
     echo "result $s uname_p95_us $(pct 95 < /tmp/lat)"
-    [ "$rep" = 1 ] && { tr '\n' ' ' < /tmp/lat | sed "s/^/samples $s uname_us /"; echo; }
+    [ "$rep" = 1 ] && echo "samples $s uname_us $(tr '\n' ' ' < /tmp/lat)"
 
     # cyclictest wakeup latency (SCHED_OTHER, so the scheduler under test handles it).
     cyclictest -t "$N" -i 2000 -l 1500 -q -m > /tmp/ct.log 2>&1

@@ -88,7 +88,7 @@ periodic_measure() {
                 printf "result %s %s_wu_max_us %d\n", s, m, a[NR]
             }' /tmp/wulat
         if [ "${SAMPLES:-1}" = 1 ]; then
-            tr '\n' ' ' < /tmp/wulat | sed "s/^/samples $sched ${name}_${load}_wu_us /"; echo
+            echo "samples $sched ${name}_${load}_wu_us $(tr '\n' ' ' < /tmp/wulat)"
         fi
     done
 }
