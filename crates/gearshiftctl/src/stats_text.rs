@@ -69,9 +69,12 @@ pub fn block(s: &Stats) -> String {
         ),
         (
             // Translators: wakeups of frames, audio and input (short, timer- or device-woken
-            // bursts) that the scheduler ran ahead of everything else.
-            gettext("Latency-critical wakeups:"),
-            count(s.nr_latency_wakeups),
+            // bursts) that the scheduler ran ahead of everything else; the value is a count.
+            gettext("Latency-critical:"),
+            fill_named(
+                &gettext("{wakeups} wakeups"),
+                &[("wakeups", &count(s.nr_latency_wakeups))],
+            ),
         ),
         (gettext("Preemptions:"), count(s.nr_preemptions)),
         (gettext("Starvation guard:"), times(s.nr_starvation_guard)),
@@ -216,6 +219,7 @@ mod tests {
             nr_user_dispatches: 1200,
             nr_kernel_dispatches: 300,
             nr_preemptions: 7,
+            nr_latency_wakeups: 40,
             page_faults: 0,
             arena_used_bytes: 2048,
             ..Stats::default()
@@ -231,6 +235,7 @@ mod tests {
             "Running now:       3 tasks",
             "Queued:            1 500 tasks handed",
             "Dispatches:        1 200 by user space, 300 by the kernel (BPF)",
+            "Latency-critical:  40 wakeups",
             "Preemptions:       7",
             "FIFO:              active",
             "Page faults:       0 (",
