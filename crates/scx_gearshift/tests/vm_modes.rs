@@ -179,8 +179,10 @@ wait $L
 u1=$(stat nr_user_dispatches); f1=$(stat fifo_time_ms); q1=$(stat nr_fifo_dispatches)
 echo "light_user=$((u1 - u0))"; echo "light_fifo_dispatches=$((q1 - q0))"; echo "light_fifo_ms=$((f1 - f0))"
 # Overload: twice as many hogs as CPUs. The scheduler's own per-second stats lines say
-# whether FIFO dispatch was active.
-"$STRESS_NG" --cpu 8 --cpu-method loop -t 12 -q & O=$!
+# whether FIFO dispatch was active. The hogs outlast the window whatever it takes them to
+# start in the emulated machine (with a fixed -t 12 they could end inside it, and FIFO then
+# rightly came back), and are stopped after it.
+"$STRESS_NG" --cpu 8 --cpu-method loop -t 120 -q & O=$!
 for _ in $(seq 1 100); do [ "$(pgrep -P $O | wc -l)" -ge 8 ] && break; sleep 0.1; done
 sleep 1
 n0=$(grep -c '^\[gearshift\]' /tmp/gs.log)
@@ -188,7 +190,8 @@ sleep 6
 grep '^\[gearshift\]' /tmp/gs.log | tail -n +$((n0 + 1)) > /tmp/over.log
 echo "overload_lines=$(wc -l < /tmp/over.log)"
 echo "overload_fifo_lines=$(grep -c 'fifo_active=true' /tmp/over.log)"
-wait $O
+echo "hogs_at_end=$(pgrep -P $O | wc -l)"
+kill $O; wait $O
 u2=$(stat nr_user_dispatches)
 echo "heavy_user=$((u2 - u1))"
 sleep 3; echo "drained_active=$(stat fifo_active)"
