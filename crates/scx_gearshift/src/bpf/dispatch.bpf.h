@@ -28,8 +28,7 @@ static inline u64 clamp_slice(u64 slice)
  */
 static u64 queue_slice(void)
 {
-	u64 waiting = scx_bpf_dsq_nr_queued(GS_SHARED_DSQ) + scx_bpf_dsq_nr_queued(GS_PRIO_DSQ) +
-		      scx_bpf_dsq_nr_queued(GS_LAT_DSQ);
+	u64 waiting = nr_shared_queued();
 	u64 cpus = counters.nr_online_cpus ? counters.nr_online_cpus : 1;
 	u64 per_cpu = waiting / cpus;
 
@@ -46,6 +45,14 @@ static u64 expected_burst(const struct task_ctx *tctx)
 	u64 burst = tctx->avg_burst_ns > tctx->awake_ns ? tctx->avg_burst_ns : tctx->awake_ns;
 
 	return burst > GS_BURST_CAP_NS ? GS_BURST_CAP_NS : burst;
+}
+
+/* expected_burst() scaled by the task's weight: the span a deadline gives its burst. */
+static u64 weighted_burst(const struct task_struct *p, const struct task_ctx *tctx)
+{
+	u64 weight = p->scx.weight ? p->scx.weight : 1;
+
+	return expected_burst(tctx) * 100 / weight;
 }
 
 /*
@@ -66,12 +73,11 @@ static u64 expected_burst(const struct task_ctx *tctx)
  */
 static u64 prio_deadline(const struct task_struct *p, struct task_ctx *tctx)
 {
-	u64 weight = p->scx.weight ? p->scx.weight : 1;
 	u64 start = tctx->enq_at;
 
 	if (tctx->awake_ns < slice_max_ns && time_before(tctx->woke_at, start))
 		start = tctx->woke_at;
-	return start + expected_burst(tctx) * 100 / weight + (tctx->burst_sync ? slice_max_ns : 0);
+	return start + weighted_burst(p, tctx) + (tctx->burst_sync ? slice_max_ns : 0);
 }
 
 /*
@@ -174,8 +180,7 @@ static void drain_user_dispatches(void)
 /* Direct dispatch is only fair when nothing is already waiting for @cpu. */
 static bool can_direct_dispatch(s32 cpu)
 {
-	return !scx_bpf_dsq_nr_queued(GS_SHARED_DSQ) && !scx_bpf_dsq_nr_queued(GS_PRIO_DSQ) &&
-	       !scx_bpf_dsq_nr_queued(GS_LAT_DSQ) && !scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
+	return !nr_shared_queued() && !scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
 }
 
 /* How far down a shared DSQ a CPU looks for a task it may take. */

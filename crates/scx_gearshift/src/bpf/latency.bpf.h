@@ -54,9 +54,7 @@ static void latency_note_wakeup(const struct task_struct *p, struct task_ctx *tc
 /* Deadline of a latency-critical burst: its wakeup plus the CPU time it is expected to need. */
 static u64 latency_deadline(const struct task_struct *p, const struct task_ctx *tctx)
 {
-	u64 weight = p->scx.weight ? p->scx.weight : 1;
-
-	return tctx->woke_at + expected_burst(tctx) * 100 / weight;
+	return tctx->woke_at + weighted_burst(p, tctx);
 }
 
 /* Whether @p, about to run, is in a latency-critical burst. */
@@ -72,9 +70,8 @@ static bool latency_running(const struct task_ctx *tctx)
  */
 static bool enqueue_latency(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
 {
-	if (!tctx->latency_critical)
-		return false;
-	if (tctx->awake_ns >= latency_burst_max()) {
+	if (!latency_running(tctx)) {
+		/* Not latency-critical, or no longer: it has run latency_burst_max(). */
 		tctx->latency_critical = false;
 		return false;
 	}

@@ -135,9 +135,7 @@ void BPF_STRUCT_OPS(gearshift_dispatch, s32 cpu, struct task_struct *prev)
 	bool sched_work, interactive_first;
 
 	drain_user_dispatches();
-	counters.nr_shared_waiting = scx_bpf_dsq_nr_queued(GS_SHARED_DSQ) +
-				     scx_bpf_dsq_nr_queued(GS_PRIO_DSQ) +
-				     scx_bpf_dsq_nr_queued(GS_LAT_DSQ);
+	counters.nr_shared_waiting = nr_shared_queued();
 	/* Latency-critical bursts go before everything, the scheduler included. */
 	if (take_latency(cpu))
 		return;

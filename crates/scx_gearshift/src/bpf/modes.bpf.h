@@ -22,11 +22,17 @@ static u32 calm_ticks;
 /* Ticks of calm before FIFO dispatch resumes (hysteresis in time as well as in load). */
 #define FIFO_CALM_TICKS 20
 
+/* Tasks waiting in the shared DSQs (latency-critical, interactive and regular). */
+static u64 nr_shared_queued(void)
+{
+	return scx_bpf_dsq_nr_queued(GS_LAT_DSQ) + scx_bpf_dsq_nr_queued(GS_PRIO_DSQ) +
+	       scx_bpf_dsq_nr_queued(GS_SHARED_DSQ);
+}
+
 /* Tasks that could use a CPU now but wait for one. */
 static u64 nr_waiting(void)
 {
-	return scx_bpf_dsq_nr_queued(GS_SHARED_DSQ) + scx_bpf_dsq_nr_queued(GS_PRIO_DSQ) +
-	       scx_bpf_dsq_nr_queued(GS_LAT_DSQ) + nr_user_pending;
+	return nr_shared_queued() + nr_user_pending;
 }
 
 /* True when FIFO dispatch must stop: most CPUs are busy. */
