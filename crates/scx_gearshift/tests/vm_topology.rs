@@ -58,21 +58,35 @@ fn threads_of_a_job_stay_on_one_node_while_the_other_is_idle() {
             r#"
 JOB='{job}'
 echo "nodes=$(ls -d /sys/devices/system/node/node[0-9]* | wc -l)"
-# Node of each CPU, by CPU id: one awk per sample keeps sampling cheap in the slow VM.
-MAP=$(for c in 0 1 2 3; do basename /sys/devices/system/cpu/cpu$c/node[0-9]* | sed 's/node//'; done | tr '\n' ' ')
+# Node of each CPU, by CPU id.
+NODE=()
+for c in 0 1 2 3; do n=$(basename /sys/devices/system/cpu/cpu$c/node[0-9]*); NODE[$c]=${{n#node}}; done
+# The sampler uses shell builtins only (a read with a timeout on a FIFO is its sleep): forking
+# cat, awk and sleep twice a second would itself fill a node's CPUs for long stretches of the
+# slow guest and push the job's threads away, measuring the sampler rather than the placement.
+mkfifo /tmp/tick; exec 3<>/tmp/tick
+pause() {{ read -r -t "$1" -u 3 || true; }}
+sample() {{
+    local out="" f line fields
+    for f in /proc/$1/task/*/stat; do
+        read -r line < "$f" || continue
+        read -r -a fields <<< "${{line##*) }}"
+        # Field 39 of stat (the CPU it last ran on) is the 37th after "pid (comm) ".
+        out+="${{fields[36]}}:${{NODE[${{fields[36]}}]}} "
+    done
+    echo "sample=$out"
+}}
 start_sched --control-socket /tmp/gs.sock
-# Each round starts the job afresh, then samples the CPU (stat field 39) of its threads.
+# Each round starts the job afresh, then samples the CPU of its threads.
 for round in 1 2 3; do
     "$JOB" 60 & P=$!
-    sleep 1.5
+    pause 1.5
     for i in $(seq 1 10); do
-        cat /proc/$P/task/*/stat 2>/dev/null | awk -v map="$MAP" \
-            'BEGIN {{ split(map, node, " ") }} {{ sub(/.*\) /, ""); printf "%s:%s ", $37, node[$37 + 1] }} END {{ print "" }}' \
-            | sed 's/^/sample=/'
-        sleep 0.5
+        sample $P
+        pause 0.5
     done
     kill $P
-    while kill -0 $P 2>/dev/null; do sleep 0.2; done
+    while kill -0 $P 2>/dev/null; do pause 0.2; done
 done
 echo "state=$(state)"
 stop_sched

@@ -183,6 +183,31 @@ static bool can_direct_dispatch(s32 cpu)
 	return !nr_shared_queued() && !scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
 }
 
+/*
+ * @p, away from its home node, goes to an idle CPU there, claimed and woken for it; false
+ * when it is at home or no CPU there is idle. The kernel keeps the last runnable task of a
+ * CPU where it is (SCX_ENQ_LAST), so without this a thread that spilled over while its node
+ * was full stayed away from its memory and its siblings long after the node had room again.
+ */
+static bool go_home(struct task_struct *p, u64 enq_flags)
+{
+	const struct cpumask *home;
+	s32 node, cpu;
+
+	if (lowpower())
+		return false;
+	node = home_node(p);
+	if (node < 0 || node == cpu_node(scx_bpf_task_cpu(p)) || !(home = node_cpus(node)))
+		return false;
+	/* home_node() only names a node @p's affinity covers. */
+	cpu = scx_bpf_pick_idle_cpu(home, 0);
+	if (cpu < 0)
+		return false;
+	scx_bpf_dsq_insert(p, cpu_dsq(cpu), slice_max_ns, enq_flags);
+	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	return true;
+}
+
 /* How far down a shared DSQ a CPU looks for a task it may take. */
 #define GS_PULL_SCAN 32
 

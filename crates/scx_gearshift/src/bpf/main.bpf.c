@@ -94,10 +94,13 @@ void BPF_STRUCT_OPS(gearshift_enqueue, struct task_struct *p, u64 enq_flags)
 	/*
 	 * SCX_OPS_ENQ_LAST is set for the scheduler's own sake (above: with no work it waits in
 	 * its DSQ and the CPU idles). Any other task that is the last one runnable here keeps
-	 * the CPU: nothing waits for it, and a trip through user space would only idle it.
+	 * the CPU: nothing waits for it, and a trip through user space would only idle it. A
+	 * task away from its node goes back instead when a CPU there is idle (the tick ended its
+	 * slice for that).
 	 */
 	if (enq_flags & SCX_ENQ_LAST) {
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_max_ns, enq_flags);
+		if (!go_home(p, enq_flags))
+			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_max_ns, enq_flags);
 		return;
 	}
 	tctx = lookup_task_ctx(p);
