@@ -120,6 +120,8 @@ impl<'obj> Bpf<'obj> {
             .as_mut()
             .context("BPF object has no .rodata")?;
         rodata.usersched_tid = usersched_tid;
+        // Its other threads are dispatched in BPF (task.bpf.h, is_usersched_helper()).
+        rodata.usersched_tgid = std::process::id() as i32;
         rodata.slice_max_ns = tunables.slice_max_ns;
         rodata.slice_min_ns = tunables.slice_min_ns;
         rodata.starvation_ns = tunables.starvation_ns;

@@ -106,7 +106,7 @@ void BPF_STRUCT_OPS(gearshift_enqueue, struct task_struct *p, u64 enq_flags)
 	tctx = lookup_task_ctx(p);
 	if (tctx)
 		tctx->enq_at = scx_bpf_now();
-	if (is_critical_kthread(p)) {
+	if (is_critical_kthread(p) || is_usersched_helper(p)) {
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_max_ns, enq_flags);
 		stat_inc(nr_kernel_dispatches);
 		return;
@@ -161,6 +161,13 @@ void BPF_STRUCT_OPS(gearshift_dispatch, s32 cpu, struct task_struct *prev)
 	if (scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0))
 		return;
 	if (take_shared(cpu))
+		return;
+	/*
+	 * take_latency() held a burst back for the other queues, and none of them had a task
+	 * this CPU may run (their work may still be with user space): the burst goes now rather
+	 * than leaving the CPU idle, or to the task that already had its turn.
+	 */
+	if (take_from(GS_LAT_DSQ, cpu, false))
 		return;
 	/*
 	 * Nothing else wants this CPU: let the previous task keep it rather than sending it

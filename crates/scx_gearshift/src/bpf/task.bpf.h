@@ -64,9 +64,23 @@ static u64 nr_cpu_ids;
 /* Thread id of the user-space scheduling loop (set before load). */
 const volatile s32 usersched_tid;
 
+/* Its process: the scheduler's other threads (control connections, signal handling). */
+const volatile s32 usersched_tgid;
+
 static inline bool is_usersched(const struct task_struct *p)
 {
 	return p->pid == usersched_tid;
+}
+
+/*
+ * Another thread of the scheduler's process. The scheduling loop shares locks with these
+ * (the allocator's, stdout's, the mm's), so they must never wait on it: one preempted while
+ * holding such a lock and queued to user space would leave the loop waiting for a thread
+ * only the loop can dispatch (a control request under load stalled every CPU for 30 s).
+ */
+static inline bool is_usersched_helper(const struct task_struct *p)
+{
+	return usersched_tgid && p->tgid == usersched_tgid && p->pid != usersched_tid;
 }
 
 static inline bool is_kthread(const struct task_struct *p)
