@@ -9,7 +9,7 @@
  *
  * So a burst that
  *  - began with an asynchronous wakeup (not SCX_WAKE_SYNC),
- *  - is expected to be short (the task's average burst is under slice_max_ns), and
+ *  - is expected to be short (the task's average burst is under latency_burst_max()), and
  *  - belongs to a task that sleeps at least as long as it runs (average burst at most half its
  *    average time between wakeups)
  * goes to GS_LAT_DSQ, ordered by when it is due, which CPUs serve before any other queue; it
@@ -24,9 +24,12 @@
 #define __GEARSHIFT_LATENCY_BPF_H
 
 /*
- * How long a latency-critical burst keeps its rank: longer than the slice_max_ns its average
- * must stay under, so that a frame running late (its work piling into the next period, with no
- * sleep in between) is not demoted at the moment it is furthest behind.
+ * The longest burst that is latency-critical, on average (admission) and for one burst (its
+ * rank ends there). Twice slice_max_ns: a 60 Hz frame of 3 ms averaged over 5 ms of CPU time
+ * under a message storm (a slowed CPU, caches thrashed), fell out of the rank at the 5 ms the
+ * admission once asked for, missed half its deadlines, and its late bursts, running into the
+ * next period without a sleep, kept it out. Half a CPU per task (the period rule) still bounds
+ * what the rank can take.
  */
 static inline u64 latency_burst_max(void)
 {
@@ -47,7 +50,7 @@ static void latency_note_wakeup(const struct task_struct *p, struct task_ctx *tc
 				      (tctx->avg_period_ns * 3 + period) / 4 : period;
 	}
 	tctx->latency_critical = !tctx->burst_sync && !is_usersched(p) && tctx->avg_period_ns &&
-				 tctx->avg_burst_ns < slice_max_ns &&
+				 tctx->avg_burst_ns < latency_burst_max() &&
 				 tctx->avg_burst_ns * 2 <= tctx->avg_period_ns;
 }
 
@@ -55,6 +58,20 @@ static void latency_note_wakeup(const struct task_struct *p, struct task_ctx *tc
 static u64 latency_deadline(const struct task_struct *p, const struct task_ctx *tctx)
 {
 	return tctx->woke_at + weighted_burst(p, tctx);
+}
+
+/*
+ * Slice of a latency-critical burst: the rest of latency_burst_max(). A slice sized by the
+ * expected burst ran out whenever a burst was slowed (an emulated or throttled CPU, a cache
+ * gone cold), and the burst went back to the queue in the middle of its work, where the
+ * starvation guard could hand the CPU to a hog for a whole slice. Only a burst due earlier
+ * takes the CPU from it (preempt.bpf.h), and it loses its rank at latency_burst_max() anyway.
+ */
+static u64 latency_slice(const struct task_ctx *tctx)
+{
+	u64 left = latency_burst_max() > tctx->awake_ns ? latency_burst_max() - tctx->awake_ns : 0;
+
+	return left > slice_min_ns ? left : slice_min_ns;
 }
 
 /* Whether @p, about to run, is in a latency-critical burst. */
@@ -77,8 +94,8 @@ static bool enqueue_latency(struct task_struct *p, struct task_ctx *tctx, u64 en
 	}
 	/* Its deadline is in real time, like GS_PRIO_DSQ's (vtime_now must not follow it). */
 	tctx->in_prio = true;
-	scx_bpf_dsq_insert_vtime(p, GS_LAT_DSQ, burst_slice(tctx, slice_min_ns),
-				 latency_deadline(p, tctx), enq_flags);
+	scx_bpf_dsq_insert_vtime(p, GS_LAT_DSQ, latency_slice(tctx), latency_deadline(p, tctx),
+				 enq_flags);
 	stat_inc(nr_latency_wakeups);
 	if (!kick_idle_for_interactive(p, true))
 		preempt_for(p, scx_bpf_task_cpu(p), nr_cpu_ids, true);
