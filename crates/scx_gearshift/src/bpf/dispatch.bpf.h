@@ -192,12 +192,9 @@ static bool can_direct_dispatch(s32 cpu)
 static bool go_home(struct task_struct *p, u64 enq_flags)
 {
 	const struct cpumask *home;
-	s32 node, cpu;
+	s32 cpu;
 
-	if (lowpower())
-		return false;
-	node = home_node(p);
-	if (node < 0 || node == cpu_node(scx_bpf_task_cpu(p)) || !(home = node_cpus(node)))
+	if (lowpower() || !(home = home_cpus_if_away(p)))
 		return false;
 	/* home_node() only names a node @p's affinity covers. */
 	cpu = scx_bpf_pick_idle_cpu(home, 0);

@@ -3,16 +3,10 @@
  * Where tasks run and which idle CPUs get woken. The kernel's built-in policy picks idle CPUs
  * (prev CPU, idle core, LLC, node) within the task's home node unless it is overloaded; in
  * low-power mode only the packed set of active CPUs is used, and no idle CPU is woken while
- * others run tasks.
+ * an active CPU the task may use runs one.
  */
 #ifndef __GEARSHIFT_IDLE_BPF_H
 #define __GEARSHIFT_IDLE_BPF_H
-
-/* enum gs_mode; written by user space, read on every scheduling event. */
-volatile u32 mode = GS_MODE_INTERACTIVE;
-
-/* CPUs low-power mode packs regular tasks onto (updated by the load tick, modes.bpf.h). */
-private(GEARSHIFT) struct bpf_cpumask __kptr *active_mask;
 
 /*
  * CPUs in packing order (set before load from the topology: node by node, cores of one LLC
@@ -21,33 +15,6 @@ private(GEARSHIFT) struct bpf_cpumask __kptr *active_mask;
  */
 const volatile s32 pack_order[GS_MAX_CPUS];
 const volatile u32 nr_pack;
-
-static inline bool lowpower(void)
-{
-	return mode == GS_MODE_LOWPOWER;
-}
-
-/* The active set in low-power mode; NULL in other modes (every CPU is active). */
-static __always_inline const struct cpumask *lowpower_cpus(void)
-{
-	return lowpower() ? cast_mask(active_mask) : NULL;
-}
-
-/* True if @cpu may take regular work (always, outside low-power mode). */
-static bool cpu_is_active(s32 cpu)
-{
-	const struct cpumask *active = lowpower_cpus();
-
-	return !active || bpf_cpumask_test_cpu(cpu, active);
-}
-
-/* True unless low-power mode keeps @p's allowed CPUs all out of service. */
-static bool reaches_active(const struct task_struct *p)
-{
-	const struct cpumask *active = lowpower_cpus();
-
-	return !active || bpf_cpumask_intersects(active, p->cpus_ptr);
-}
 
 /* An idle CPU of @mask (and @p's affinity), claimed for @p; negative if none. */
 static s32 pick_idle_in(struct task_struct *p, s32 prev_cpu, u64 wake_flags,
@@ -90,31 +57,43 @@ static s32 cpu_within(struct task_struct *p, s32 prev_cpu, const struct cpumask 
 }
 
 /*
- * Low-power mode, while tasks run: a busy active CPU for a waking @p, so the wakeup wakes no
- * idle CPU (an interactive task preempts it, a regular one waits).
+ * The first CPU of the active set, in packing order, that @p may use and that is busy
+ * (@busy) or idle (!@busy); negative if there is none.
  */
-static s32 busy_active_cpu(struct task_struct *p, s32 prev_cpu, const struct cpumask *active)
+static s32 active_cpu_for(const struct task_struct *p, const struct cpumask *active, bool busy)
 {
 	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
 	s32 cpu = -1;
 	u32 i;
 
-	if (bpf_cpumask_test_cpu(prev_cpu, active) && !bpf_cpumask_test_cpu(prev_cpu, idle)) {
-		cpu = prev_cpu;
-	} else {
-		bpf_for(i, 0, nr_pack) {
-			s32 c = pack_order[i & (GS_MAX_CPUS - 1)];
+	bpf_for(i, 0, nr_pack) {
+		s32 c = pack_order[i & (GS_MAX_CPUS - 1)];
 
-			if (c < 0 || !bpf_cpumask_test_cpu(c, active))
-				break;
-			if (bpf_cpumask_test_cpu(c, p->cpus_ptr) && !bpf_cpumask_test_cpu(c, idle)) {
-				cpu = c;
-				break;
-			}
+		if (c < 0 || !bpf_cpumask_test_cpu(c, active))
+			break;
+		if (bpf_cpumask_test_cpu(c, p->cpus_ptr) && bpf_cpumask_test_cpu(c, idle) != busy) {
+			cpu = c;
+			break;
 		}
 	}
 	scx_bpf_put_idle_cpumask(idle);
-	return cpu >= 0 ? cpu : cpu_within(p, prev_cpu, active);
+	return cpu;
+}
+
+/*
+ * Low-power mode: a busy active CPU for a waking @p (@prev_cpu first), so the wakeup wakes no
+ * idle CPU (an interactive task preempts it, a regular one waits for its next dispatch);
+ * negative when no active CPU @p may use is busy.
+ */
+static s32 busy_active_cpu(struct task_struct *p, s32 prev_cpu, const struct cpumask *active)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	bool prev_busy = bpf_cpumask_test_cpu(prev_cpu, active) &&
+			 bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr) &&
+			 !bpf_cpumask_test_cpu(prev_cpu, idle);
+
+	scx_bpf_put_idle_cpumask(idle);
+	return prev_busy ? prev_cpu : active_cpu_for(p, active, true);
 }
 
 /*
@@ -131,8 +110,14 @@ static s32 select_wake_cpu(struct task_struct *p, s32 prev_cpu, u64 wake_flags, 
 	if (active) {
 		if (!bpf_cpumask_intersects(active, p->cpus_ptr))
 			return prev_cpu;
-		if (counters.nr_running)
-			return busy_active_cpu(p, prev_cpu, active);
+		/*
+		 * Only a busy *active* CPU takes the task at its next dispatch: CPUs outside the
+		 * set leave regular work alone, so with every busy CPU outside it (pinned tasks,
+		 * tasks still running where the set shrank), an active CPU must be woken.
+		 */
+		cpu = busy_active_cpu(p, prev_cpu, active);
+		if (cpu >= 0)
+			return cpu;
 		cpu = pick_idle_in(p, prev_cpu, wake_flags, active);
 		if (cpu < 0)
 			return cpu_within(p, prev_cpu, active);
@@ -183,17 +168,18 @@ static void kick_for_usersched(void)
 
 /*
  * Wakes an idle CPU for a regular task: one of its home node, or of another node only when
- * it may leave home (the load tick retries while it waits). In low-power mode, not while other CPUs run tasks (they take
- * it at their next dispatch), and then only an active CPU, unless @p may use none of them.
+ * it may leave home (the load tick retries while it waits). In low-power mode, only an active
+ * CPU, and none while an active CPU @p may use runs a task, unless @p may use none of them.
  */
 static void kick_idle_for_regular(struct task_struct *p)
 {
 	const struct cpumask *active = lowpower_cpus(), *home;
-	s32 node;
+	s32 node, cpu;
 
 	if (active && bpf_cpumask_intersects(active, p->cpus_ptr)) {
-		if (!counters.nr_running)
-			kick_idle_cpu(active);
+		/* A busy active CPU takes it at its next dispatch (select_wake_cpu()). */
+		if (active_cpu_for(p, active, true) < 0 && (cpu = active_cpu_for(p, active, false)) >= 0)
+			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
 	node = home_node(p);

@@ -172,8 +172,9 @@ static void latency_tick(struct task_struct *p)
 	if (tctx && latency_running(tctx))
 		return;
 	bpf_for_each(scx_dsq, waiter, GS_LAT_DSQ, 0) {
-		/* The earliest one only: whether this CPU is one it may use. */
-		if (bpf_cpumask_test_cpu(cpu, waiter->cpus_ptr))
+		/* The earliest one only: whether this CPU is one that would take it (may_pull()). */
+		if (bpf_cpumask_test_cpu(cpu, waiter->cpus_ptr) &&
+		    (cpu_is_active(cpu) || !reaches_active(waiter)))
 			scx_bpf_task_set_slice(p, 0);
 		break;
 	}

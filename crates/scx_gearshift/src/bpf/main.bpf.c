@@ -26,6 +26,7 @@ const volatile u64 starvation_ns = 5000000ULL;
 #include "task.bpf.h"
 #include "stats.bpf.h"
 #include "topo.bpf.h"
+#include "active.bpf.h"
 #include "preempt.bpf.h"
 #include "idle.bpf.h"
 #include "usersched.bpf.h"

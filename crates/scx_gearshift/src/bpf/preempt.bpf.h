@@ -101,6 +101,9 @@ static u32 victim_rank(s32 cpu, const struct task_struct *p, u64 deadline, bool 
 
 	if (cpu < 0 || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 		return 0;
+	/* A CPU low-power mode keeps out of service would not take @p from the queue. */
+	if (!cpu_is_active(cpu) && reaches_active(p))
+		return 0;
 	cctx = lookup_cpu_ctx(cpu);
 	if (!cctx || cctx->kind == RUN_PROTECTED)
 		return 0;

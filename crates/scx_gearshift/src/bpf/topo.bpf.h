@@ -109,16 +109,22 @@ static s32 home_node(struct task_struct *p)
 	return node;
 }
 
+/* The CPUs of @p's home node while @p runs on another node, else NULL (at home, or no home). */
+static const struct cpumask *home_cpus_if_away(struct task_struct *p)
+{
+	s32 node = home_node(p);
+
+	if (node < 0 || node == cpu_node(scx_bpf_task_cpu(p)))
+		return NULL;
+	return node_cpus(node);
+}
+
 /* @p runs away from its home node and a CPU there is idle: it should go back. */
 static bool should_go_home(struct task_struct *p)
 {
-	const struct cpumask *home, *idle;
-	s32 node = home_node(p);
+	const struct cpumask *home = home_cpus_if_away(p), *idle;
 	bool ret;
 
-	if (node < 0 || node == cpu_node(scx_bpf_task_cpu(p)))
-		return false;
-	home = node_cpus(node);
 	if (!home)
 		return false;
 	idle = scx_bpf_get_idle_cpumask();

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The mode in effect and low-power mode's active set: the CPUs regular work is packed onto.
+ * Every placement decision (wakeups, preemption, pulls from shared queues) consults it, so
+ * that no CPU outside the set is woken or handed work it must leave alone.
+ */
+#ifndef __GEARSHIFT_ACTIVE_BPF_H
+#define __GEARSHIFT_ACTIVE_BPF_H
+
+/* enum gs_mode; written by user space, read on every scheduling event. */
+volatile u32 mode = GS_MODE_INTERACTIVE;
+
+/* CPUs low-power mode packs regular tasks onto (updated by the load tick, modes.bpf.h). */
+private(GEARSHIFT) struct bpf_cpumask __kptr *active_mask;
+
+static inline bool lowpower(void)
+{
+	return mode == GS_MODE_LOWPOWER;
+}
+
+/* The active set in low-power mode; NULL in other modes (every CPU is active). */
+static __always_inline const struct cpumask *lowpower_cpus(void)
+{
+	return lowpower() ? cast_mask(active_mask) : NULL;
+}
+
+/* True if @cpu may take regular work (always, outside low-power mode). */
+static bool cpu_is_active(s32 cpu)
+{
+	const struct cpumask *active = lowpower_cpus();
+
+	return !active || bpf_cpumask_test_cpu(cpu, active);
+}
+
+/* True unless low-power mode keeps @p's allowed CPUs all out of service. */
+static bool reaches_active(const struct task_struct *p)
+{
+	const struct cpumask *active = lowpower_cpus();
+
+	return !active || bpf_cpumask_intersects(active, p->cpus_ptr);
+}
+
+#endif
