@@ -5,7 +5,7 @@
 //!   overcommit, cyclictest, CPU use with N hogs, and what a desktop user feels: periodic
 //!   tasks with deadlines (rt-app: a 60 Hz and a 144 Hz frame, an audio callback) under CPU
 //!   hogs, a message storm and a parallel build, and CPU use and wakeups under light load
-//!   (desktop_guest.sh) — for EEVDF, scx_gearshift's modes and any other scheduler binaries
+//!   (desktop_guest.sh), and the CPU shares nice and cgroup cpu.weight give — for EEVDF, scx_gearshift's modes and any other scheduler binaries
 //!   given, repeated; the table shows medians with the range.
 //! - [`policy`]: instructions (callgrind) and allocations per task of the user-space policy.
 

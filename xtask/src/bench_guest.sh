@@ -100,6 +100,8 @@ for s in @SCHEDULERS@; do
     # What a desktop user feels: periodic tasks under hogs, a message storm and a build.
     SAMPLES=$([ "$rep" = 1 ] && echo 1 || echo 0) desktop_suite "$s" "$PERIODIC_SECS"
     light_load "$s"
+    # Priorities: nice and cgroup cpu.weight shares of two loops on one CPU.
+    weight_shares "$s" 6
 
     # A scheduler the kernel ejected meanwhile left the rows above to EEVDF: say so.
     if [ "$s" != eevdf ] && [ "$(state)" != enabled ]; then

@@ -175,3 +175,32 @@ desktop_suite() {
     done
     return 0
 }
+
+# CPU time of two CPU-bound loops pinned to CPU 0 over $1 seconds, each shell running its
+# setup ($2, $3) before it spins: prints the ratio first : second.
+share_of_pair() {
+    local secs=$1 a b ta tb
+    taskset -c 0 sh -c "$2; while :; do :; done" & a=$!
+    taskset -c 0 sh -c "$3; while :; do :; done" & b=$!
+    sleep 1
+    ta=$(awk '{print $14 + $15}' /proc/$a/stat); tb=$(awk '{print $14 + $15}' /proc/$b/stat)
+    sleep "$secs"
+    ta=$(( $(awk '{print $14 + $15}' /proc/$a/stat) - ta ))
+    tb=$(( $(awk '{print $14 + $15}' /proc/$b/stat) - tb ))
+    kill $a $b; wait $a $b 2>/dev/null
+    awk -v a="$ta" -v b="$tb" 'BEGIN {printf "%.2f\n", a / (b > 0 ? b : 1)}'
+}
+
+# Whether priorities work, for scheduler $1: the CPU share of nice 0 over nice 10 (the kernel's
+# own scheduler gives about 9:1) and of a cgroup at cpu.weight 1000 over one at the default
+# 100 (about 10:1), two loops on one CPU for $2 seconds each.
+weight_shares() {
+    local s=$1 secs=${2:-6} cg=/sys/fs/cgroup
+    echo "result $s nice_share $(share_of_pair "$secs" : 'renice -n 10 -p $$ > /dev/null')"
+    grep -qw cpu $cg/cgroup.subtree_control || echo +cpu > $cg/cgroup.subtree_control
+    mkdir -p $cg/gs-heavy $cg/gs-light
+    echo 1000 > $cg/gs-heavy/cpu.weight
+    echo 100 > $cg/gs-light/cpu.weight
+    echo "result $s cgroup_share $(share_of_pair "$secs" "echo \$\$ > $cg/gs-heavy/cgroup.procs" \
+        "echo \$\$ > $cg/gs-light/cgroup.procs")"
+}

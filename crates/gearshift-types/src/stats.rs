@@ -58,6 +58,9 @@ pub struct Stats {
     /// Idle CPUs woken by the backstop for a task that waited well past a slice (should be
     /// rare: each one is a wakeup the scheduler's normal paths missed).
     pub nr_rescue_kicks: u64,
+    /// Slices a CPU-bound task ran in a row ahead of a lighter one it outweighs (nice,
+    /// cgroup cpu.weight).
+    pub nr_weight_turns: u64,
     /// Interactive tasks BPF queued itself, without a user-space round trip (wakeups, and
     /// slices ending early in a burst).
     pub nr_interactive_wakeups: u64,

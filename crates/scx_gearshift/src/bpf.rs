@@ -148,6 +148,22 @@ impl<'obj> Bpf<'obj> {
         // finds nothing, so the scheduling thread, yielding with no work, would spin instead of
         // letting its CPU idle.
         ops.flags |= *scx_utils::compat::SCX_OPS_ENQ_LAST;
+        // cgroup cpu.weight needs the kernel's sched_ext cgroup support
+        // (CONFIG_EXT_GROUP_SCHED); without it the callbacks are not in sched_ext_ops.
+        if !matches!(
+            scx_utils::compat::struct_has_field("sched_ext_ops", "cgroup_set_weight"),
+            Ok(true)
+        ) {
+            tracing::warn!("this kernel has no sched_ext cgroup support: cgroup cpu.weight is ignored, nice still counts");
+            ops.cgroup_init = std::ptr::null_mut();
+            ops.cgroup_set_weight = std::ptr::null_mut();
+            ops.cgroup_move = std::ptr::null_mut();
+        } else {
+            // Kernels before 6.15 warn that cpu.weight is ignored unless told otherwise; later
+            // ones dropped the flag (and take weights as implemented).
+            ops.flags |= scx_utils::compat::read_enum("scx_ops_flags", "SCX_OPS_HAS_CGROUP_WEIGHT")
+                .unwrap_or(0);
+        }
         let mut skel = scx_ops_load!(open, gearshift_ops, uei)?;
         if skel.maps.bss_data.is_none() {
             anyhow::bail!("BPF object has no .bss");

@@ -251,6 +251,7 @@ impl<'obj> Session<'obj> {
             nr_usersched_runs: c.nr_usersched_runs,
             nr_starvation_guard: c.nr_starvation_guard,
             nr_rescue_kicks: c.nr_rescue_kicks,
+            nr_weight_turns: c.nr_weight_turns,
             nr_interactive_wakeups: c.nr_interactive_wakeups,
             nr_preemptions: c.nr_preemptions,
             nr_latency_wakeups: c.nr_latency_wakeups,
@@ -271,7 +272,7 @@ fn monotonic_ns() -> u64 {
 fn print_stats(s: &Stats) {
     println!(
         "[gearshift] mode={} preempt={} fifo_active={} fifo_ms={} fifo_overload_ms={} fifo={} active_cpus={} cpus={} running={} queued={} scheduled={} pending={} shared={} \
-         user={} kernel={} cancel={} bounce={} failed={} congested={} starved={} rescued={} fastwake={} latency={} preempted={} interactive={} \
+         user={} kernel={} cancel={} bounce={} failed={} congested={} starved={} rescued={} weighted={} fastwake={} latency={} preempted={} interactive={} \
          page_faults={} arena_kib={}",
         s.mode,
         s.preemption,
@@ -294,6 +295,7 @@ fn print_stats(s: &Stats) {
         s.nr_sched_congested,
         s.nr_starvation_guard,
         s.nr_rescue_kicks,
+        s.nr_weight_turns,
         s.nr_interactive_wakeups,
         s.nr_latency_wakeups,
         s.nr_preemptions,

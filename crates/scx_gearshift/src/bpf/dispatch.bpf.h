@@ -50,9 +50,7 @@ static u64 expected_burst(const struct task_ctx *tctx)
 /* expected_burst() scaled by the task's weight: the span a deadline gives its burst. */
 static u64 weighted_burst(const struct task_struct *p, const struct task_ctx *tctx)
 {
-	u64 weight = p->scx.weight ? p->scx.weight : 1;
-
-	return expected_burst(tctx) * 100 / weight;
+	return expected_burst(tctx) * GS_WEIGHT_DFL / task_weight(p, tctx);
 }
 
 /*
@@ -319,6 +317,45 @@ static bool take_shared(s32 cpu)
 	if (take_from(GS_PRIO_DSQ, cpu, false))
 		return true;
 	return take_regular(cpu);
+}
+
+/* Weight of the first task in @dsq that @cpu may run (of the first few); 0 if none. */
+static u64 first_waiter_weight(u64 dsq, s32 cpu)
+{
+	struct task_struct *p;
+	u32 seen = 0;
+
+	bpf_for_each(scx_dsq, p, dsq, 0) {
+		if (++seen > GS_PULL_SCAN)
+			break;
+		if (may_pull(cpu, p, dsq == GS_SHARED_DSQ))
+			return task_weight(p, lookup_task_ctx(p));
+	}
+	return 0;
+}
+
+/*
+ * Regular @prev, whose slice ended, runs another slice instead of the regular task that
+ * would replace it if it outweighs it (weight.bpf.h: weight_keeps_turn()). Only while no
+ * interactive or latency-critical task waits: they go first whatever the weights.
+ */
+static bool keep_heavier_prev(s32 cpu, struct task_struct *prev)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+	u64 next_weight;
+
+	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED) || !cctx || cctx->kind != RUN_REGULAR ||
+	    is_usersched(prev) || scx_bpf_dsq_nr_queued(GS_PRIO_DSQ) ||
+	    scx_bpf_dsq_nr_queued(GS_LAT_DSQ))
+		return false;
+	next_weight = first_waiter_weight(cpu_dsq(cpu), cpu);
+	if (!next_weight)
+		next_weight = first_waiter_weight(GS_SHARED_DSQ, cpu);
+	if (!weight_keeps_turn(prev->pid, task_weight(prev, lookup_task_ctx(prev)), next_weight))
+		return false;
+	scx_bpf_task_set_slice(prev, queue_slice());
+	stat_inc(nr_weight_turns);
+	return true;
 }
 
 static s32 create_dsqs(void)

@@ -156,6 +156,8 @@ struct gs_counters {
 	u64 nr_active_cpus;
 	/* Idle CPUs the load tick woke for a task left waiting too long (should stay rare). */
 	u64 nr_rescue_kicks;
+	/* Slices a regular task ran in a row ahead of a lighter one (weight.bpf.h). */
+	u64 nr_weight_turns;
 };
 
 #endif /* __GEARSHIFT_INTF_H */

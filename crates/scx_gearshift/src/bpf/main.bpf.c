@@ -26,6 +26,7 @@ const volatile u64 starvation_ns = 5000000ULL;
 #include "task.bpf.h"
 #include "stats.bpf.h"
 #include "topo.bpf.h"
+#include "weight.bpf.h"
 #include "active.bpf.h"
 #include "preempt.bpf.h"
 #include "idle.bpf.h"
@@ -105,8 +106,10 @@ void BPF_STRUCT_OPS(gearshift_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	tctx = lookup_task_ctx(p);
-	if (tctx)
+	if (tctx) {
 		tctx->enq_at = scx_bpf_now();
+		weight_refresh(p, tctx);
+	}
 	if (is_critical_kthread(p) || is_usersched_helper(p)) {
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_max_ns, enq_flags);
 		stat_inc(nr_kernel_dispatches);
@@ -159,6 +162,8 @@ void BPF_STRUCT_OPS(gearshift_dispatch, s32 cpu, struct task_struct *prev)
 		stat_inc(nr_usersched_runs);
 		return;
 	}
+	if (keep_heavier_prev(cpu, prev))
+		return;
 	if (scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0))
 		return;
 	if (take_shared(cpu))
@@ -233,6 +238,7 @@ void BPF_STRUCT_OPS(gearshift_runnable, struct task_struct *p, u64 enq_flags)
 	/* select_cpu's note is for this wakeup only (pinned tasks skip select_cpu). */
 	tctx->burst_sync = tctx->sync_wakeup;
 	tctx->sync_wakeup = false;
+	weight_refresh(p, tctx);
 	latency_note_wakeup(p, tctx, now);
 	tctx->woke_at = now;
 }
@@ -286,6 +292,26 @@ s32 BPF_STRUCT_OPS(gearshift_init_task, struct task_struct *p, struct scx_init_t
 	return 0;
 }
 
+s32 BPF_STRUCT_OPS(gearshift_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_args *args)
+{
+	weight_cgroup_init(cgrp, args->weight);
+	return 0;
+}
+
+void BPF_STRUCT_OPS(gearshift_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
+{
+	weight_cgroup_set(cgrp, weight);
+}
+
+void BPF_STRUCT_OPS(gearshift_cgroup_move, struct task_struct *p, struct cgroup *from,
+		    struct cgroup *to)
+{
+	struct task_ctx *tctx = lookup_task_ctx(p);
+
+	if (tctx)
+		weight_task_moved(tctx, to);
+}
+
 s32 BPF_STRUCT_OPS_SLEEPABLE(gearshift_init)
 {
 	s32 err;
@@ -319,6 +345,9 @@ SCX_OPS_DEFINE(gearshift_ops,
 	       .stopping		= (void *)gearshift_stopping,
 	       .set_cpumask		= (void *)gearshift_set_cpumask,
 	       .init_task		= (void *)gearshift_init_task,
+	       .cgroup_init		= (void *)gearshift_cgroup_init,
+	       .cgroup_set_weight	= (void *)gearshift_cgroup_set_weight,
+	       .cgroup_move		= (void *)gearshift_cgroup_move,
 	       .init			= (void *)gearshift_init,
 	       .exit			= (void *)gearshift_exit,
 	       .name			= "gearshift");

@@ -32,6 +32,9 @@ struct task_ctx {
 	bool latency_critical;
 	/* Time between the task's wakeups, exponentially averaged (ns); 0 until it woke twice. */
 	u64 avg_period_ns;
+	/* Its cgroups' combined cpu.weight (weight.bpf.h), as of weights_gen cgroup_gen. */
+	u32 cgroup_weight;
+	u32 cgroup_gen;
 };
 
 struct {

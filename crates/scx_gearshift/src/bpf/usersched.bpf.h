@@ -69,7 +69,7 @@ static bool queue_to_usersched(struct task_struct *p, u64 enq_flags)
 		t->flags |= GS_TASK_INTERACTIVE;
 	t->sum_exec_runtime = p->se.sum_exec_runtime;
 	t->nvcsw = p->nvcsw;
-	t->weight = p->scx.weight;
+	t->weight = task_weight(p, tctx);
 	t->enq_ns = scx_bpf_now();
 	__builtin_memcpy(t->comm, p->comm, GS_COMM_LEN);
 	/* No wakeup: user space is woken through the DSQ, not by epoll. */
