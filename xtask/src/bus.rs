@@ -61,7 +61,9 @@ pub fn bus_config(listen: &str, servicedir: Option<&Path>) -> String {
 <allow own="org.freedesktop.UPower"/>
 <allow own="org.freedesktop.UPower.PowerProfiles"/>
 <allow own="net.hadess.PowerProfiles"/>
+<allow own="org.freedesktop.login1"/>
 <allow send_destination="org.freedesktop.PolicyKit1"/>
+<allow send_destination="org.freedesktop.login1"/>
 <allow send_destination="org.freedesktop.UPower"/>
 <allow send_destination="org.freedesktop.UPower.PowerProfiles"/>
 <allow send_destination="net.hadess.PowerProfiles"/>
@@ -94,7 +96,9 @@ pub fn daemon_guest_prelude() -> String {
 
 /// Writes what a guest needs to run gearshiftd on a private system bus into `run` (a directory
 /// the guest sees): `bus.conf`, and `config.toml` made of `config` (top-level keys and tables
-/// other than [scheduler]) plus the scheduler's path and arguments.
+/// other than [scheduler]) plus the scheduler's path and arguments. The start timeout is long:
+/// under TCG, with CPU hogs on every vCPU, loading and verifying the BPF program takes 30-40 s
+/// when the host is busy too (a real machine: well under a second).
 pub fn write_daemon_run_dir(
     run: &Path,
     config: &str,
@@ -109,7 +113,7 @@ pub fn write_daemon_run_dir(
     std::fs::write(
         run.join("config.toml"),
         format!(
-            "{config}\n[scheduler]\npath = {:?}\nargs = {:?}\nstart_timeout_ms = 60000\n",
+            "{config}\n[scheduler]\npath = {:?}\nargs = {:?}\nstart_timeout_ms = 120000\n",
             scheduler.display().to_string(),
             scheduler_args
         ),

@@ -427,6 +427,57 @@ impl Daemon {
         }
     }
 
+    /// Follows logind's sleep announcements (sleep.rs) and checks the scheduler on resume.
+    pub async fn follow_sleep(self: Arc<Self>, conn: Connection) {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            if let Err(e) = crate::sleep::watch(conn, tx).await {
+                tracing::warn!("cannot watch logind for sleep and resume: {e}");
+            }
+        });
+        while let Some(sleeping) = rx.recv().await {
+            if sleeping {
+                tracing::info!("the machine is going to sleep");
+            } else {
+                self.check_after_resume().await;
+            }
+        }
+    }
+
+    /// After a resume the scheduler should still run, enabled in the kernel and answering. One
+    /// that is not is handled as a failure: stopped, reported and restarted by the restart
+    /// policy, instead of leaving the machine on the kernel's scheduler with State "running".
+    pub async fn check_after_resume(self: &Arc<Self>) {
+        let mut sup = self.supervision.lock().await;
+        if self.model().state != SchedulerState::Running || !sup.child_alive() {
+            tracing::info!("resumed from sleep (scheduler {})", self.model().state);
+            return;
+        }
+        let problem = if !self.kernel_enabled() {
+            Some(format!(
+                "after resume the kernel no longer runs the scheduler (sched_ext state: {})",
+                self.sched_ext.state()
+            ))
+        } else {
+            self.control
+                .stats()
+                .await
+                .err()
+                .map(|e| format!("after resume the scheduler does not answer: {e}"))
+        };
+        match problem {
+            None => tracing::info!("resumed from sleep: the scheduler runs"),
+            Some(reason) => {
+                tracing::warn!("{reason}");
+                if let Some(child) = sup.child.take() {
+                    let grace = Duration::from_millis(self.config.scheduler.stop_timeout_ms);
+                    child.terminate(grace).await;
+                }
+                self.on_failure(&mut sup, reason).await;
+            }
+        }
+    }
+
     /// A stats snapshot from the running scheduler.
     pub async fn stats(&self) -> Result<Stats, Error> {
         let state = self.model().state;

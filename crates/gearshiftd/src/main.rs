@@ -10,6 +10,7 @@ mod polkit;
 mod power;
 mod restart;
 mod rules;
+mod sleep;
 mod stats;
 mod sysfs;
 
@@ -89,6 +90,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     daemon.attach(conn.clone());
     tokio::spawn(iface::watch_departures(conn.clone(), daemon.clone()));
     tokio::spawn(daemon.clone().follow_power_services(conn.clone()));
+    tokio::spawn(daemon.clone().follow_sleep(conn.clone()));
     // The name last: once it is owned (systemd's readiness for Type=dbus), calls work.
     conn.request_name(BUS_NAME)
         .await

@@ -1,5 +1,6 @@
 //! In a sched_ext VM: CPU hotplug under load is a clean restart that gearshiftd reports (not a
-//! failure); a scheduler that stops dispatching is ejected by the kernel's watchdog, and
+//! failure); suspend and resume cycles under load leave the same scheduler running and
+//! switchable; a scheduler that stops dispatching is ejected by the kernel's watchdog, and
 //! gearshiftd reports the kernel's reason, retries with backoff, then stays `failed`.
 
 mod vm_common;
@@ -54,6 +55,68 @@ fn cpu_hotplug_is_a_reported_restart_not_a_failure() {
         "the kernel's reason is passed on"
     );
     assert_eq!(number(&out, "online_cpus"), 4.0);
+}
+
+// The kernel's suspend test at the freezer level: every task, the scheduler and gearshiftd
+// included, is frozen and thawed, as in a real suspend (a real s2idle does not wake in this
+// VM). logind's double announces each sleep and resume as logind does.
+const SUSPEND: &str = r#"
+start_daemon
+wait_state running
+PID=$(pgrep -P $GSD scx_gearshift)
+/usr/bin/python3 -m dbusmock --system --template logind > /tmp/logind.log 2>&1 &
+for _ in $(seq 1 100); do busctl status org.freedesktop.login1 > /dev/null 2>&1 && break; sleep 0.2; done
+announce() {
+    $B call org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.DBus.Mock EmitSignal \
+        sssav org.freedesktop.login1.Manager PrepareForSleep b 1 b "$1"
+}
+"$STRESS_NG" --cpu 4 -t 900 -q &
+LOAD=$!
+( while :; do hackbench -g 2 -l 200 > /dev/null 2>&1; done ) &
+STORM=$!
+echo freezer > /sys/power/pm_test
+echo 1 > /sys/module/suspend/parameters/pm_test_delay
+cycles=0; switched=0; same=0
+for i in $(seq 1 20); do
+    announce true
+    echo freeze > /sys/power/state && cycles=$((cycles + 1))
+    announce false
+    p=$([ $((i % 2)) = 1 ] && echo low-power || echo interactive)
+    $B call $DEST SetProfile s $p > /dev/null && [ "$(stat mode)" = "$p" ] && switched=$((switched + 1))
+    [ "$(prop State)" = running ] && [ "$(pgrep -P $GSD scx_gearshift)" = "$PID" ] && same=$((same + 1))
+done
+kill $STORM $LOAD
+echo "cycles=$cycles"
+echo "switched_after_resume=$switched"
+echo "same_scheduler_running=$same"
+echo "resume_checks=$(grep -c 'resumed from sleep: the scheduler runs' /tmp/gsd.log)"
+echo "kernel_disables=$(dmesg | grep -c 'sched_ext.*disabled')"
+echo "final_state=$(prop State)"
+dmesg | grep -iE 'PM: suspend|sched_ext' | tail -4
+"#;
+
+#[test]
+#[ignore = "boots a sched_ext VM (cargo xtask kernel); run with --ignored"]
+fn suspend_cycles_under_load_keep_the_same_scheduler_running_and_switchable() {
+    let out = vm_common::run(2, "autostart = true", &[], SUSPEND);
+    assert_eq!(number(&out, "cycles"), 20.0, "every freeze returned");
+    assert_eq!(
+        number(&out, "same_scheduler_running"),
+        20.0,
+        "after each resume, the same scheduler process runs"
+    );
+    assert_eq!(
+        number(&out, "switched_after_resume"),
+        20.0,
+        "a profile switch right after resume takes effect"
+    );
+    assert_eq!(
+        number(&out, "resume_checks"),
+        20.0,
+        "gearshiftd checked the scheduler on each resume logind announced"
+    );
+    assert_eq!(number(&out, "kernel_disables"), 0.0, "never ejected");
+    assert_eq!(field(&out, "final_state"), "running");
 }
 
 const STALL: &str = r#"
