@@ -1,6 +1,7 @@
 //! `cargo xtask soak`: gearshiftd and scx_gearshift under a rotating load for a chosen time in
-//! a 4-vCPU VM (see soak_guest.sh), with D-Bus switches and CPU hotplug; prints what happened
-//! and a verdict. The 3-minute variant is a test (crates/gearshiftd/tests/vm_soak.rs).
+//! a 4-vCPU VM (see soak_guest.sh), with D-Bus switches, CPU hotplug and a suspend cycle a
+//! minute; prints what happened and a verdict. The 3-minute variant is a test
+//! (crates/gearshiftd/tests/vm_soak.rs).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -98,6 +99,16 @@ pub fn verdict(out: &VmOutput) -> Vec<String> {
             "{} hotplug cycles, {} restarts reported",
             num("hotplug_cycles"),
             num("kernel_restarts")
+        ),
+    );
+    // Every suspend cycle is followed by gearshiftd's check on logind's resume announcement.
+    want(
+        num("suspend_cycles") >= 1.0 && num("resume_checks") >= num("resumes_announced"),
+        format!(
+            "{} suspend cycles, {} resumes announced, {} resume checks",
+            num("suspend_cycles"),
+            num("resumes_announced"),
+            num("resume_checks")
         ),
     );
     let growth = |start: &str, end: &str| num(end) - num(start);

@@ -1,6 +1,6 @@
 # Soak, run in the guest: gearshiftd runs scx_gearshift on a private system bus for $SOAK_S
-# seconds under a rotating load, with profile/mode/preemption switches over D-Bus and CPU
-# hotplug. Prints progress and, at the end, key=value lines (see xtask/src/soak.rs).
+# seconds under a rotating load, with profile/mode/preemption switches over D-Bus, CPU hotplug
+# and a suspend cycle a minute. Prints progress and, at the end, key=value lines (see xtask/src/soak.rs).
 # After the daemon prelude (daemon_guest.sh).
 NCPU=$(nproc --all)
 sched_pid() { pgrep -P "$GSD" -f scx_gearshift | head -1; }
@@ -64,6 +64,26 @@ SWITCHER=$!
   done > /tmp/hotplug.log 2>&1 ) &
 HOTPLUG=$!
 
+# The kernel's suspend test once a minute: every task frozen, the machine held 1 s, every task
+# thawed, as a laptop's suspend does to them; logind's double announces it as logind would.
+/usr/bin/python3 -m dbusmock --system --template logind > /tmp/logind.log 2>&1 &
+LOGIND=$!
+for _ in $(seq 1 300); do busctl status org.freedesktop.login1 > /dev/null 2>&1 && break; sleep 0.2; done
+echo freezer > /sys/power/pm_test
+echo 1 > /sys/module/suspend/parameters/pm_test_delay
+( announce() {
+    $B call org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.DBus.Mock EmitSignal \
+        sssav org.freedesktop.login1.Manager PrepareForSleep b 1 b "$1"
+  }
+  while :; do
+    sleep 60
+    announce true
+    if echo freeze > /sys/power/state; then froze=yes; else froze=no; echo "suspend failed"; fi
+    # Each resume announced is one gearshiftd must check.
+    if announce false; then echo "announced"; [ $froze = yes ] && echo "suspended"; fi
+  done > /tmp/suspend.log 2>&1 ) &
+SUSPEND=$!
+
 # The rotating load: 20 s phases.
 END=$(( $(date +%s) + SOAK_S ))
 phase=0
@@ -81,12 +101,17 @@ while [ "$(date +%s)" -lt "$END" ]; do
     phase=$((phase + 1))
 done
 
-kill $SWITCHER $HOTPLUG $PROBE 2>/dev/null
+kill $SWITCHER $HOTPLUG $PROBE $SUSPEND 2>/dev/null
 for c in $(seq 1 $((NCPU - 1))); do echo 1 > /sys/devices/system/cpu/cpu$c/online 2>/dev/null; done
 # Let a last hotplug restart settle before the final readings.
 for _ in $(seq 1 150); do [ "$(prop State)" = running ] && break; sleep 0.2; done
 sleep 6
-kill $SAMPLER $MON 2>/dev/null
+# A resume check waits for the scheduler's (re)start in progress: give the last one time.
+for _ in $(seq 1 150); do
+    [ "$(grep -c 'resumed from sleep' /tmp/gsd.log)" -ge "$(grep -cx announced /tmp/suspend.log)" ] && break
+    sleep 0.2
+done
+kill $SAMPLER $MON $LOGIND 2>/dev/null
 SCHED_END=$(sched_pid)
 
 echo "--- samples (time state kernel pid faults mode rescue-kicks; every 30 s, and with faults) ---"
@@ -95,6 +120,8 @@ echo "--- probe per minute (avg max, µs) ---"; cat /tmp/probe.log
 echo "--- hotplug ---"; cat /tmp/hotplug.log | tr '\n' ' '; echo
 echo "--- SchedulerExited ---"; grep -A2 SchedulerExited /tmp/exits.log | grep -E 'string|boolean' | paste - - | sed 's/^ *//'
 echo "--- failed switches ---"; grep switch_failed /tmp/switch.log
+echo "--- suspend cycles, and gearshiftd on them ---"; tr '\n' ' ' < /tmp/suspend.log; echo
+grep -E 'sleep|resume' /tmp/gsd.log | tail -10 | cut -c1-160
 echo "--- kernel ---"; dmesg | grep -i 'sched_ext' | tail -20
 echo "--- gearshiftd (warnings) ---"; grep -E 'WARN|ERROR' /tmp/gsd.log | tail -20
 echo "--- the scheduler's attaches and page-fault warnings ---"
@@ -106,6 +133,9 @@ echo "final_reason=$(prop StateReason)"
 echo "phases=$phase"
 echo "switches_failed=$(grep -c switch_failed /tmp/switch.log)"
 echo "hotplug_cycles=$(grep -c '^offline' /tmp/hotplug.log)"
+echo "suspend_cycles=$(grep -cx suspended /tmp/suspend.log)"
+echo "resumes_announced=$(grep -cx announced /tmp/suspend.log)"
+echo "resume_checks=$(grep -c 'resumed from sleep' /tmp/gsd.log)"
 echo "exited_signals=$(grep -c 'member=SchedulerExited' /tmp/exits.log)"
 echo "kernel_restarts=$(grep -c 'Restarting at the kernel' /tmp/gsd.log)"
 echo "sched_pids=$(grep -o ' pid=[0-9][0-9]*' /tmp/samples.log | sort -u | wc -l)"

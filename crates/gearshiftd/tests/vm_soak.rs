@@ -1,6 +1,6 @@
 //! The 3-minute soak (`cargo xtask soak` runs the long one): gearshiftd and scx_gearshift
-//! under rotating load, D-Bus switches and CPU hotplug on 4 vCPUs; no ejections, no page
-//! faults, no growth.
+//! under rotating load, D-Bus switches, CPU hotplug and a suspend cycle a minute on 4 vCPUs;
+//! no ejections, no page faults, no growth.
 
 use std::time::Duration;
 
