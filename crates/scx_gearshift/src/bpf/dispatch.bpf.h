@@ -344,9 +344,9 @@ static bool keep_heavier_prev(s32 cpu, struct task_struct *prev)
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 	u64 next_weight;
 
+	/* RUN_REGULAR: neither the scheduler nor a kernel thread, which run protected. */
 	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED) || !cctx || cctx->kind != RUN_REGULAR ||
-	    is_usersched(prev) || scx_bpf_dsq_nr_queued(GS_PRIO_DSQ) ||
-	    scx_bpf_dsq_nr_queued(GS_LAT_DSQ))
+	    scx_bpf_dsq_nr_queued(GS_PRIO_DSQ) || scx_bpf_dsq_nr_queued(GS_LAT_DSQ))
 		return false;
 	next_weight = first_waiter_weight(cpu_dsq(cpu), cpu);
 	if (!next_weight)

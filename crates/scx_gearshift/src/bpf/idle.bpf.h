@@ -57,27 +57,29 @@ static s32 cpu_within(struct task_struct *p, s32 prev_cpu, const struct cpumask 
 }
 
 /*
- * The first CPU of the active set, in packing order, that @p may use and that is busy
- * (@busy) or idle (!@busy); negative if there is none.
+ * One pass over the active set in packing order, among the CPUs @p may use: the first busy
+ * one (negative if none), and in *@first_idle the first idle one (negative if none). @idle:
+ * the idle cpumask, held by the caller.
  */
-static s32 active_cpu_for(const struct task_struct *p, const struct cpumask *active, bool busy)
+static s32 active_cpus_for(const struct task_struct *p, const struct cpumask *active,
+			   const struct cpumask *idle, s32 *first_idle)
 {
-	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
-	s32 cpu = -1;
 	u32 i;
 
+	*first_idle = -1;
 	bpf_for(i, 0, nr_pack) {
 		s32 c = pack_order[i & (GS_MAX_CPUS - 1)];
 
 		if (c < 0 || !bpf_cpumask_test_cpu(c, active))
 			break;
-		if (bpf_cpumask_test_cpu(c, p->cpus_ptr) && bpf_cpumask_test_cpu(c, idle) != busy) {
-			cpu = c;
-			break;
-		}
+		if (!bpf_cpumask_test_cpu(c, p->cpus_ptr))
+			continue;
+		if (!bpf_cpumask_test_cpu(c, idle))
+			return c;
+		if (*first_idle < 0)
+			*first_idle = c;
 	}
-	scx_bpf_put_idle_cpumask(idle);
-	return cpu;
+	return -1;
 }
 
 /*
@@ -88,12 +90,15 @@ static s32 active_cpu_for(const struct task_struct *p, const struct cpumask *act
 static s32 busy_active_cpu(struct task_struct *p, s32 prev_cpu, const struct cpumask *active)
 {
 	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
-	bool prev_busy = bpf_cpumask_test_cpu(prev_cpu, active) &&
-			 bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr) &&
-			 !bpf_cpumask_test_cpu(prev_cpu, idle);
+	s32 cpu, first_idle;
 
+	if (bpf_cpumask_test_cpu(prev_cpu, active) && bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr) &&
+	    !bpf_cpumask_test_cpu(prev_cpu, idle))
+		cpu = prev_cpu;
+	else
+		cpu = active_cpus_for(p, active, idle, &first_idle);
 	scx_bpf_put_idle_cpumask(idle);
-	return prev_busy ? prev_cpu : active_cpu_for(p, active, true);
+	return cpu;
 }
 
 /*
@@ -173,12 +178,15 @@ static void kick_for_usersched(void)
  */
 static void kick_idle_for_regular(struct task_struct *p)
 {
-	const struct cpumask *active = lowpower_cpus(), *home;
-	s32 node, cpu;
+	const struct cpumask *active = lowpower_cpus(), *home, *idle;
+	s32 node, cpu, busy;
 
 	if (active && bpf_cpumask_intersects(active, p->cpus_ptr)) {
 		/* A busy active CPU takes it at its next dispatch (select_wake_cpu()). */
-		if (active_cpu_for(p, active, true) < 0 && (cpu = active_cpu_for(p, active, false)) >= 0)
+		idle = scx_bpf_get_idle_cpumask();
+		busy = active_cpus_for(p, active, idle, &cpu);
+		scx_bpf_put_idle_cpumask(idle);
+		if (busy < 0 && cpu >= 0)
 			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
