@@ -48,3 +48,16 @@ start_daemon() {
     for _ in $(seq 1 100); do busctl status io.github.gearshift.Scheduler1 >/dev/null 2>&1 && return 0; sleep 0.2; done
     echo "gearshiftd never took its bus name"; tail -40 /tmp/gsd.log; exit 93
 }
+# start_logind_double: python-dbusmock's logind on the bus (LOGIND: its pid), once it owns
+# logind's name. announce_sleep true|false: it sends PrepareForSleep as logind does around a
+# suspend.
+start_logind_double() {
+    /usr/bin/python3 -m dbusmock --system --template logind > /tmp/logind.log 2>&1 &
+    LOGIND=$!
+    for _ in $(seq 1 300); do busctl status org.freedesktop.login1 > /dev/null 2>&1 && return 0; sleep 0.2; done
+    echo "logind's double never took its bus name"; cat /tmp/logind.log; exit 94
+}
+announce_sleep() {
+    $B call org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.DBus.Mock EmitSignal \
+        sssav org.freedesktop.login1.Manager PrepareForSleep b 1 b "$1"
+}

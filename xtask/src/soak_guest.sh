@@ -66,21 +66,15 @@ HOTPLUG=$!
 
 # The kernel's suspend test once a minute: every task frozen, the machine held 1 s, every task
 # thawed, as a laptop's suspend does to them; logind's double announces it as logind would.
-/usr/bin/python3 -m dbusmock --system --template logind > /tmp/logind.log 2>&1 &
-LOGIND=$!
-for _ in $(seq 1 300); do busctl status org.freedesktop.login1 > /dev/null 2>&1 && break; sleep 0.2; done
+start_logind_double
 echo freezer > /sys/power/pm_test
 echo 1 > /sys/module/suspend/parameters/pm_test_delay
-( announce() {
-    $B call org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.DBus.Mock EmitSignal \
-        sssav org.freedesktop.login1.Manager PrepareForSleep b 1 b "$1"
-  }
-  while :; do
+( while :; do
     sleep 60
-    announce true
+    announce_sleep true
     if echo freeze > /sys/power/state; then froze=yes; else froze=no; echo "suspend failed"; fi
     # Each resume announced is one gearshiftd must check.
-    if announce false; then echo "announced"; [ $froze = yes ] && echo "suspended"; fi
+    if announce_sleep false; then echo "announced"; [ $froze = yes ] && echo "suspended"; fi
   done > /tmp/suspend.log 2>&1 ) &
 SUSPEND=$!
 

@@ -256,13 +256,18 @@ impl Daemon {
     async fn stop_locked(&self, sup: &mut Supervision) {
         cancel_pending_restart(sup);
         sup.policy.reset();
+        self.end_child(sup).await;
+        self.set_state(SchedulerState::Stopped, "Stopped on request")
+            .await;
+    }
+
+    /// Ends the scheduler process, if any, within the configured grace period.
+    async fn end_child(&self, sup: &mut Supervision) {
         if let Some(child) = sup.child.take() {
             let grace = Duration::from_millis(self.config.scheduler.stop_timeout_ms);
             let reason = child.terminate(grace).await;
             tracing::info!("scheduler stopped: {reason}");
         }
-        self.set_state(SchedulerState::Stopped, "Stopped on request")
-            .await;
     }
 
     /// One try at starting; a failure goes through the restart policy like a crash.
@@ -449,8 +454,9 @@ impl Daemon {
     /// policy, instead of leaving the machine on the kernel's scheduler with State "running".
     pub async fn check_after_resume(self: &Arc<Self>) {
         let mut sup = self.supervision.lock().await;
-        if self.model().state != SchedulerState::Running || !sup.child_alive() {
-            tracing::info!("resumed from sleep (scheduler {})", self.model().state);
+        let state = self.model().state;
+        if state != SchedulerState::Running || !sup.child_alive() {
+            tracing::info!("resumed from sleep (scheduler {state})");
             return;
         }
         let problem = if !self.kernel_enabled() {
@@ -469,10 +475,7 @@ impl Daemon {
             None => tracing::info!("resumed from sleep: the scheduler runs"),
             Some(reason) => {
                 tracing::warn!("{reason}");
-                if let Some(child) = sup.child.take() {
-                    let grace = Duration::from_millis(self.config.scheduler.stop_timeout_ms);
-                    child.terminate(grace).await;
-                }
+                self.end_child(&mut sup).await;
                 self.on_failure(&mut sup, reason).await;
             }
         }

@@ -64,12 +64,7 @@ const SUSPEND: &str = r#"
 start_daemon
 wait_state running
 PID=$(pgrep -P $GSD scx_gearshift)
-/usr/bin/python3 -m dbusmock --system --template logind > /tmp/logind.log 2>&1 &
-for _ in $(seq 1 100); do busctl status org.freedesktop.login1 > /dev/null 2>&1 && break; sleep 0.2; done
-announce() {
-    $B call org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.DBus.Mock EmitSignal \
-        sssav org.freedesktop.login1.Manager PrepareForSleep b 1 b "$1"
-}
+start_logind_double
 "$STRESS_NG" --cpu 4 -t 900 -q &
 LOAD=$!
 ( while :; do hackbench -g 2 -l 200 > /dev/null 2>&1; done ) &
@@ -78,9 +73,9 @@ echo freezer > /sys/power/pm_test
 echo 1 > /sys/module/suspend/parameters/pm_test_delay
 cycles=0; switched=0; same=0
 for i in $(seq 1 20); do
-    announce true
+    announce_sleep true
     echo freeze > /sys/power/state && cycles=$((cycles + 1))
-    announce false
+    announce_sleep false
     p=$([ $((i % 2)) = 1 ] && echo low-power || echo interactive)
     $B call $DEST SetProfile s $p > /dev/null && [ "$(stat mode)" = "$p" ] && switched=$((switched + 1))
     [ "$(prop State)" = running ] && [ "$(pgrep -P $GSD scx_gearshift)" = "$PID" ] && same=$((same + 1))
