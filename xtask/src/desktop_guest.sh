@@ -136,24 +136,36 @@ load_start() {
         storm) (while :; do hackbench -g 4 -l 200 > /dev/null 2>&1; done) & LOAD_PID=$! ;;
         build)
             build_tree "${BUILD_FILES:-$((8 * N))}" || return 1
-            : > /tmp/build_times
+            : > /tmp/build_times; : > /tmp/build_failures
+            # Only a build that succeeded counts: one that failed (a compiler killed, a file
+            # left half-written by the last load_stop) took a fraction of the time and once
+            # showed up as a 1 s build.
             (cd /tmp/build && while :; do
                 make -s clean
                 t0=$EPOCHREALTIME
-                make -s -j"$N" > /dev/null 2>&1
-                t1=$EPOCHREALTIME
-                echo "$t0 $t1" | awk '{ printf "%.3f\n", $2 - $1 }' >> /tmp/build_times
+                if make -s -j"$N" > /dev/null 2>&1; then
+                    t1=$EPOCHREALTIME
+                    echo "$t0 $t1" | awk '{ printf "%.3f\n", $2 - $1 }' >> /tmp/build_times
+                else
+                    echo failed >> /tmp/build_failures
+                fi
             done) & LOAD_PID=$! ;;
         *) echo "error: unknown load $1" >&2; return 1 ;;
     esac
     sleep 2
 }
 load_stop() {
-    # The loop's shell and everything it started (hackbench groups, make and gcc).
-    pkill -P "$LOAD_PID" 2>/dev/null
+    # The loop's shell and everything it started (hackbench groups, make and gcc). The shell
+    # goes first, so it does not record the build it is stopping as a failed one.
+    local kids
+    kids=$(pgrep -P "$LOAD_PID")
     kill "$LOAD_PID" 2>/dev/null
     wait "$LOAD_PID" 2>/dev/null
+    [ -n "$kids" ] && kill $kids 2>/dev/null
     pkill -x hackbench 2>/dev/null; pkill -x make 2>/dev/null; pkill -x stress-ng 2>/dev/null
+    # make leaves its compilers running when it is killed: they would write objects into the
+    # next build's tree after its `make clean`.
+    pkill -x gcc 2>/dev/null; pkill -x cc1 2>/dev/null; pkill -x as 2>/dev/null
     sleep 1
 }
 
@@ -172,6 +184,7 @@ desktop_suite() {
         if [ "$load" = build ] && [ -s /tmp/build_times ]; then
             echo "result $sched build_s $(sort -n /tmp/build_times | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')"
         fi
+        [ "$load" = build ] && echo "result $sched build_failures $(wc -l < /tmp/build_failures)"
     done
     return 0
 }

@@ -49,6 +49,11 @@ stop_sched
         number(&out, "build_s") > 0.0,
         "the build load completed builds"
     );
+    assert_eq!(
+        number(&out, "build_failures"),
+        0.0,
+        "every build of the build load succeeded"
+    );
     assert_eq!(field(&out, "state_after"), Some("enabled"), "never ejected");
     assert_eq!(field(&out, "sched_exit"), Some("0"));
 }
