@@ -474,7 +474,7 @@ impl Daemon {
                         let _ = self.start_attempt(&mut sup).await;
                     }
                 }
-                Event::CleanRunDue => self.clean_run_due(&mut sup),
+                Event::CleanRunDue => self.clean_run_due(&mut sup).await,
             }
         }
     }

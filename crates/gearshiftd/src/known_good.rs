@@ -60,15 +60,24 @@ impl KnownGood {
         self.run = None;
     }
 
+    /// The current run has lasted long enough and is not known good yet.
+    pub fn is_due(&self, now: Instant) -> bool {
+        match (self.after, &self.run) {
+            (Some(after), Some((target, since))) => {
+                now.saturating_duration_since(*since) >= after
+                    && self.known.as_ref() != Some(target)
+            }
+            _ => false,
+        }
+    }
+
     /// Promotes the current run if it has lasted long enough; returns the target when it is
     /// newly known good (to be saved).
     pub fn check(&mut self, now: Instant) -> Option<Target> {
-        let after = self.after?;
-        let (target, since) = self.run.as_ref()?;
-        if now.saturating_duration_since(*since) < after || self.known.as_ref() == Some(target) {
+        if !self.is_due(now) {
             return None;
         }
-        self.known = Some(target.clone());
+        self.known = self.run.as_ref().map(|(target, _)| target.clone());
         self.known.clone()
     }
 
@@ -168,16 +177,35 @@ impl Daemon {
     /// good profile.
     pub(crate) fn clean_run_started(&self, sup: &mut Supervision, target: Target) {
         if let Some(after) = sup.known_good.run_started(target, Instant::now()) {
-            let events = self.events.clone();
-            tokio::spawn(async move {
-                tokio::time::sleep(after).await;
-                let _ = events.send(Event::CleanRunDue);
-            });
+            self.check_clean_run_after(after);
         }
     }
 
-    /// A clean run's timer fired: saves the run's profile if it is newly known good.
-    pub(crate) fn clean_run_due(&self, sup: &mut Supervision) {
+    fn check_clean_run_after(&self, delay: Duration) {
+        let events = self.events.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            let _ = events.send(Event::CleanRunDue);
+        });
+    }
+
+    /// A clean run's timer fired: saves the run's profile if it is newly known good. The
+    /// daemon hears of an ejection only once the scheduler has printed the kernel's report
+    /// and exited, a moment after the kernel acted; so the run counts only if the kernel still
+    /// runs the scheduler and it answers. Otherwise this looks again shortly: by then the
+    /// failure has ended the run, or the scheduler has recovered (a kernel-requested restart).
+    pub(crate) async fn clean_run_due(&self, sup: &mut Supervision) {
+        if !sup.known_good.is_due(Instant::now()) {
+            return;
+        }
+        let healthy = self.model().state == SchedulerState::Running
+            && sup.child_alive()
+            && self.kernel_enabled()
+            && self.control.stats().await.is_ok();
+        if !healthy {
+            self.check_clean_run_after(RECHECK);
+            return;
+        }
         if let Some(good) = sup.known_good.check(Instant::now()) {
             tracing::info!(
                 "profile {} ran cleanly for {} s: it is the last known good one",
@@ -188,6 +216,9 @@ impl Daemon {
         }
     }
 }
+
+/// How soon a clean run whose scheduler did not look healthy is looked at again.
+const RECHECK: Duration = Duration::from_secs(1);
 
 #[cfg(test)]
 mod tests {
@@ -216,7 +247,9 @@ mod tests {
             "the timer to arm"
         );
         assert_eq!(k.check(t + Duration::from_secs(59)), None);
+        assert!(k.is_due(t + Duration::from_secs(60)));
         assert_eq!(k.check(t + Duration::from_secs(60)), Some(a.clone()));
+        assert!(!k.is_due(t + Duration::from_secs(61)), "known good already");
         assert_eq!(k.known(), Some(&a));
         // Promoted once: checking again saves nothing new.
         assert_eq!(k.check(t + Duration::from_secs(120)), None);
