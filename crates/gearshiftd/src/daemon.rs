@@ -544,7 +544,7 @@ impl Daemon {
 }
 
 /// The profile in effect, as the known-good bookkeeping names it.
-pub(crate) fn target_of(model: &Model) -> Target {
+fn target_of(model: &Model) -> Target {
     Target {
         profile: model.profile.clone(),
         settings: model.settings,
