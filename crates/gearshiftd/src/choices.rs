@@ -69,6 +69,10 @@ impl Daemon {
                     settings: effective.settings,
                 },
             );
+        // Saved under the lock (the base and the known good profile live there); the model
+        // is published after it is released, as before.
+        self.save(&sup);
+        drop(sup);
         if changed {
             tracing::info!(
                 "profile {} ({}): mode {}, preemption {}",
@@ -93,7 +97,6 @@ impl Daemon {
             }
         })
         .await;
-        self.save(&sup);
         Ok(out)
     }
 
