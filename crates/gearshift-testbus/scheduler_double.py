@@ -9,6 +9,8 @@ steered through files in $GEARSHIFT_DOUBLE_DIR:
   refuse       answer every request with an error
   hang-start   never report enabled
   hotplug      (created while running) re-attach in-process, as on CPU hotplug
+  fail-mode    (contains a mode) exit with a kernel-style exit report whenever that mode is
+               in effect, at start or after a change: one mode fails, the others work
 It records its pid in "pid", its arguments in "args" and every request in "requests.log".
 """
 import argparse
@@ -63,6 +65,19 @@ if flag("fail-start"):
     leave(1, "EXIT: runtime error (the double was told to fail at start)")
 
 settings = {"mode": args.mode, "preemption": args.preemption == "true"}
+
+
+def fail_if_in_failing_mode():
+    try:
+        with open(os.path.join(ctl, "fail-mode")) as f:
+            failing = f.read().strip()
+    except FileNotFoundError:
+        return
+    if settings["mode"] == failing:
+        leave(1, "EXIT: runtime error (the double was told to fail in " + failing + " mode)")
+
+
+fail_if_in_failing_mode()
 signal.signal(signal.SIGTERM, lambda *_: leave(0, "EXIT: Scheduler unregistered from user space"))
 started = time.monotonic()
 
@@ -120,6 +135,7 @@ while True:
     if flag("crash"):
         os.unlink(os.path.join(ctl, "crash"))
         leave(1, "EXIT: runtime error (the double was told to crash)")
+    fail_if_in_failing_mode()
     try:
         conn, _ = srv.accept()
     except socket.timeout:

@@ -280,8 +280,24 @@ impl DaemonState {
         };
         if self.state != Some(SchedulerState::Running) {
             view.details = details;
+        } else if self.fell_back() {
+            // The daemon runs a fallback: say so where the state is, with its words on what
+            // failed, until the profile changes.
+            view.icon = "dialog-warning-symbolic";
+            view.style = "warning";
+            view.title = gettext("Gearshift is running a fallback profile");
+            view.description = fill(
+                &gettext("The chosen profile kept failing, so Gearshift went back to “{}”, the last profile that worked. Choose a profile to leave it."),
+                &profile_title(&self.profile),
+            );
+            view.details = details;
         }
         view
+    }
+
+    /// The daemon fell back to the last known good profile after the chosen one kept failing.
+    pub fn fell_back(&self) -> bool {
+        self.profile_reason.as_deref() == Some("fallback")
     }
 
     /// Why the current profile is in effect, in words; `None` from a daemon that does not say.
@@ -309,6 +325,9 @@ impl DaemonState {
                 _ => gettext("It follows the power mode."),
             },
             "default" => gettext("It is the default: no profile was chosen yet."),
+            "fallback" => {
+                gettext("It is the last profile that worked; the chosen one kept failing.")
+            }
             other => other.to_owned(),
         })
     }

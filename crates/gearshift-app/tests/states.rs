@@ -1,4 +1,5 @@
-//! The unsupported and failed states render with their reasons and the action that helps.
+//! The unsupported and failed states render with their reasons and the action that helps, and
+//! a fallback to the last known good profile says what failed.
 //! One test function: GTK lives on one thread of the process.
 
 mod common;
@@ -48,4 +49,39 @@ fn unsupported_and_failed_states_say_why() {
     w.press("Retry");
     w.wait_property("State", "s \"running\"");
     w.wait_shows("Gearshift is running");
+
+    // A daemon whose interactive profile runs cleanly past known_good_after_s, then fifo
+    // fails whenever it runs: the window shows the fallback with the daemon's words.
+    w.daemon.take();
+    w.wait_shows("Gearshift service unavailable");
+    let double =
+        gearshift_testbus::repo_root().join("crates/gearshift-testbus/scheduler_double.py");
+    let daemon = DaemonUnderTest::start(
+        &w.bus,
+        Setup {
+            config: Some(format!(
+                "autostart = true\n[scheduler]\npath = {:?}\n\
+                 [restart]\nmax_failures = 2\ninitial_backoff_ms = 200\nknown_good_after_s = 1\n",
+                double.display().to_string()
+            )),
+            ..Setup::default()
+        },
+    );
+    daemon.double.fail_in_mode(Some("fifo"));
+    w.daemon = Some(daemon);
+    w.wait_property("State", "s \"running\"");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let dest = [
+        gearshift_dbus::BUS_NAME,
+        gearshift_dbus::OBJECT_PATH,
+        gearshift_dbus::INTERFACE,
+    ];
+    let out = w.bus.busctl_call(
+        None,
+        &[dest[0], dest[1], dest[2], "SetProfile", "s", "fifo"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    w.wait_shows("Gearshift is running a fallback profile");
+    w.wait_shows("profile fifo failed 2 times");
+    assert!(w.shows("Interactive"), "{:?}", w.text());
 }

@@ -38,6 +38,14 @@ pub trait Scheduler1 {
     fn profile_released(&self, cookie: u32) -> zbus::Result<()>;
     #[zbus(signal)]
     fn scheduler_exited(&self, reason: String, will_restart: bool) -> zbus::Result<()>;
+    #[zbus(signal)]
+    fn fell_back(
+        &self,
+        failed_profile: String,
+        fallback_profile: String,
+        failures: u32,
+        reason: String,
+    ) -> zbus::Result<()>;
 
     #[zbus(property)]
     fn state(&self) -> zbus::Result<String>;

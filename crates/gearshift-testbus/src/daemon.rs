@@ -42,6 +42,14 @@ impl Double {
         std::fs::write(self.dir.join(flag), b"").expect("write double flag");
     }
 
+    /// Makes `mode` fail whenever it is in effect (at start or after a change); None: no mode.
+    pub fn fail_in_mode(&self, mode: Option<&str>) {
+        match mode {
+            Some(mode) => std::fs::write(self.dir.join("fail-mode"), mode).expect("fail-mode"),
+            None => self.clear("fail-mode"),
+        }
+    }
+
     pub fn clear(&self, flag: &str) {
         let _ = std::fs::remove_file(self.dir.join(flag));
     }

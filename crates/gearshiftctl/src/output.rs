@@ -64,7 +64,7 @@ pub struct StatusView {
     pub state: String,
     pub state_reason: String,
     pub profile: String,
-    /// Why the profile is in effect: default, user, hold, battery, power-profile.
+    /// Why the profile is in effect: default, user, hold, battery, power-profile, fallback.
     pub profile_reason: String,
     pub mode: String,
     pub preemption: bool,
@@ -79,7 +79,11 @@ impl View for StatusView {
         let mut rows = vec![
             (
                 gettext("State:"),
-                state_text(&self.state, &self.state_reason),
+                state_text(
+                    &self.state,
+                    &self.state_reason,
+                    self.profile_reason == "fallback",
+                ),
             ),
             (
                 gettext("Profile:"),
@@ -126,6 +130,7 @@ fn reason_text(reason: &str) -> String {
         "hold" => gettext("held by an application"),
         "battery" => gettext("on battery"),
         "power-profile" => gettext("following the power mode"),
+        "fallback" => gettext("the last that worked, after the chosen one kept failing"),
         other => other.into(),
     }
 }
@@ -143,11 +148,12 @@ fn state_word(state: &str) -> String {
     }
 }
 
-/// The state, with the reason unless the scheduler runs (or the daemon gave none). The reason
-/// is the daemon's own sentence (in English: the daemon writes it for the journal too).
-fn state_text(state: &str, reason: &str) -> String {
+/// The state, with the reason unless the scheduler runs normally (or the daemon gave none):
+/// running on a fallback profile, the reason says which profile failed and why. The reason is
+/// the daemon's own sentence (in English: the daemon writes it for the journal too).
+fn state_text(state: &str, reason: &str, fell_back: bool) -> String {
     let word = state_word(state);
-    if state == "running" || reason.trim().is_empty() {
+    if (state == "running" && !fell_back) || reason.trim().is_empty() {
         word
     } else {
         fill_named(
@@ -205,7 +211,7 @@ impl View for StateView {
     fn human(&self) -> String {
         fill_named(
             &gettext("Scheduler {state}"),
-            &[("state", &state_text(&self.state, &self.state_reason))],
+            &[("state", &state_text(&self.state, &self.state_reason, false))],
         )
     }
 }
@@ -345,6 +351,15 @@ mod tests {
         assert!(text.ends_with("gearshiftd 0.1.0"));
         let text = status("running", "started at boot").human();
         assert!(text.starts_with("State:       running\n"), "{text}");
+        // Running on a fallback: the reason says what failed.
+        let mut fallback = status("running", "Fell back to profile interactive: …");
+        fallback.profile_reason = "fallback".into();
+        let text = fallback.human();
+        assert!(
+            text.starts_with("State:       running: Fell back to profile interactive: …\n"),
+            "{text}"
+        );
+        assert!(text.contains("after the chosen one kept failing"), "{text}");
         let mut unsupported = status("unsupported", "no sched_ext");
         unsupported.sched_ext_supported = false;
         assert!(unsupported.human().contains("sched_ext:   not available"));

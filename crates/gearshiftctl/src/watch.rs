@@ -15,6 +15,7 @@ pub async fn run(ctl: &Ctl, interval_ms: u32, json: bool) -> Result<(), CliError
     // Listen before subscribing, so the first update is not missed.
     let mut updates = ctl.check(p.receive_stats().await)?;
     let mut exits = ctl.check(p.receive_scheduler_exited().await)?;
+    let mut fallbacks = ctl.check(p.receive_fell_back().await)?;
     let mut owner = ctl.check(p.inner().receive_owner_changed().await)?;
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut terminate = signal(SignalKind::terminate())?;
@@ -43,6 +44,22 @@ pub async fn run(ctl: &Ctl, interval_ms: u32, json: bool) -> Result<(), CliError
                         gettext("the scheduler exited: {reason} (not restarting)")
                     };
                     let text = fill_named(&template, &[("reason", args.reason())]);
+                    eprintln!("gearshiftctl: {text}");
+                }
+            }
+            fallback = fallbacks.next() => {
+                if let Some(args) = fallback.as_ref().and_then(|signal| signal.args().ok()) {
+                    let text = fill_named(
+                        &gettext(
+                            "profile {failed} failed {failures} times; fell back to {fallback}, the last that worked: {reason}",
+                        ),
+                        &[
+                            ("failed", args.failed_profile()),
+                            ("failures", &args.failures().to_string()),
+                            ("fallback", args.fallback_profile()),
+                            ("reason", args.reason()),
+                        ],
+                    );
                     eprintln!("gearshiftctl: {text}");
                 }
             }

@@ -295,3 +295,49 @@ fn hold_holds_while_the_command_runs_and_passes_on_its_status() {
     assert_eq!(code(&out), 1, "{}", stderr(&out));
     assert!(stderr(&out).contains("turbo"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_fallback_shows_in_status_and_in_the_watch() {
+    let double =
+        gearshift_testbus::repo_root().join("crates/gearshift-testbus/scheduler_double.py");
+    let w = world(Setup {
+        config: Some(format!(
+            "autostart = false\n[scheduler]\npath = {:?}\nstart_timeout_ms = 10000\n\
+             [restart]\nmax_failures = 2\nwindow_s = 30\ninitial_backoff_ms = 200\n\
+             known_good_after_s = 1\n",
+            double.display().to_string()
+        )),
+        ..Setup::default()
+    });
+    assert_eq!(code(&ctl(&w.bus, &["start"])), 0);
+    // interactive runs cleanly past known_good_after_s; then fifo fails whenever it runs.
+    std::thread::sleep(Duration::from_millis(1500));
+    let child = watch(&w.bus, 1);
+    w.daemon.double.fail_in_mode(Some("fifo"));
+    assert_eq!(code(&ctl(&w.bus, &["profile", "fifo"])), 0);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let status = json(&w.bus, &["status"]);
+        if status["state"] == "running" && status["profile_reason"] == "fallback" {
+            assert_eq!(status["profile"], "interactive");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{status}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = ctl(&w.bus, &["status"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        text.contains("running: Fell back to profile interactive")
+            && text.contains("profile fifo failed 2 times")
+            && text.contains("after the chosen one kept failing"),
+        "{text}"
+    );
+    signal(&child, "-INT");
+    let out = child.wait_with_output().expect("wait");
+    let said = stderr(&out);
+    assert!(
+        said.contains("gearshiftctl: profile fifo failed 2 times; fell back to interactive"),
+        "{said}"
+    );
+}

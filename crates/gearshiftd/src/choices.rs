@@ -13,6 +13,7 @@ use zbus::Connection;
 use crate::config::{Config, ProfileConfig};
 use crate::daemon::{Daemon, Model};
 use crate::iface;
+use crate::known_good::Target;
 use crate::persist::SavedState;
 use crate::power::{self, PPD_ACTIVE_PROFILE, PPD_LEGACY_ACTIVE_PROFILE, UPOWER_ON_BATTERY};
 use crate::rules::{Choice, Hold, Reason, Rules};
@@ -59,10 +60,20 @@ impl Daemon {
         }
         sup.rules = rules;
         let holds = sup.rules.holds().to_vec();
-        let base = sup.rules.base().clone();
+        let changed = effective.settings != model.settings || effective.profile != model.profile;
+        let note_ended = changed
+            && self.target_changed(
+                &mut sup,
+                Target {
+                    profile: effective.profile.clone(),
+                    settings: effective.settings,
+                },
+            );
+        // Saved under the lock (the base and the known good profile live there); the model
+        // is published after it is released, as before.
+        self.save(&sup);
         drop(sup);
-        if effective.settings != self.model().settings || effective.profile != self.model().profile
-        {
+        if changed {
             tracing::info!(
                 "profile {} ({}): mode {}, preemption {}",
                 effective.profile,
@@ -80,9 +91,12 @@ impl Daemon {
             m.profile = effective.profile;
             m.profile_reason = effective.reason;
             m.holds = holds;
+            // A fallback's explanation ends with the fallback.
+            if note_ended && m.state == SchedulerState::Running {
+                m.reason.clear();
+            }
         })
         .await;
-        self.save(&base);
         Ok(out)
     }
 
@@ -197,7 +211,7 @@ impl Daemon {
         }
     }
 
-    async fn announce_released(&self, cookies: &[u32]) {
+    pub(crate) async fn announce_released(&self, cookies: &[u32]) {
         if let Some(conn) = self.connection() {
             for cookie in cookies {
                 iface::profile_released(conn, *cookie).await;
@@ -225,8 +239,7 @@ impl Daemon {
     }
 
     async fn save_now(&self) {
-        let base = self.supervision.lock().await.rules.base().clone();
-        self.save(&base);
+        self.save(&*self.supervision.lock().await);
     }
 
     async fn battery_rule(&self, on_battery: bool) {
@@ -335,12 +348,34 @@ fn as_string(v: &OwnedValue) -> Option<String> {
     }
 }
 
-/// The model and rules at start: the saved choice if it is still valid, else the default.
+/// A saved profile as it is today: a named one with the config's settings, "custom" with the
+/// saved ones; None (with a warning) when the named profile no longer exists.
+fn restore(config: &Config, profile: &str, mode: Mode, preemption: bool) -> Option<Target> {
+    if profile == CUSTOM_PROFILE {
+        return Some(Target {
+            profile: profile.to_owned(),
+            settings: Settings { mode, preemption },
+        });
+    }
+    match config.profile(profile) {
+        Some(p) => Some(Target {
+            profile: p.name.clone(),
+            settings: settings_of(p),
+        }),
+        None => {
+            tracing::warn!("saved profile {profile:?} no longer exists");
+            None
+        }
+    }
+}
+
+/// The model, rules and last known good profile at start: the saved choice if it is still
+/// valid, else the default.
 pub fn initial_model(
     config: &Config,
     saved: Option<SavedState>,
     sched_ext: &SchedExt,
-) -> (Model, Rules) {
+) -> (Model, Rules, Option<Target>) {
     let default = config
         .profile(&config.default_profile)
         .or_else(|| config.profiles.first());
@@ -353,32 +388,21 @@ pub fn initial_model(
         let reason = match s.profile_reason.as_str() {
             "battery" => Reason::Battery,
             "power-profile" => Reason::PowerProfile,
+            "fallback" => Reason::Fallback,
             "default" => Reason::Default,
             _ => Reason::User,
         };
-        if s.profile == CUSTOM_PROFILE {
-            let settings = Settings {
-                mode: s.mode,
-                preemption: s.preemption,
-            };
-            return Some(Choice {
-                profile: s.profile.clone(),
-                settings,
-                reason,
-            });
-        }
-        match config.profile(&s.profile) {
-            Some(p) => Some(Choice {
-                profile: p.name.clone(),
-                settings: settings_of(p),
-                reason,
-            }),
-            None => {
-                tracing::warn!("saved profile {:?} no longer exists", s.profile);
-                None
-            }
-        }
+        let t = restore(config, &s.profile, s.mode, s.preemption)?;
+        Some(Choice {
+            profile: t.profile,
+            settings: t.settings,
+            reason,
+        })
     });
+    let known_good = saved
+        .as_ref()
+        .and_then(|s| s.known_good.as_ref())
+        .and_then(|k| restore(config, &k.profile, k.mode, k.preemption));
     let base = restored.unwrap_or(fallback);
     let (state, reason) = if sched_ext.supported() {
         (SchedulerState::Stopped, "Not started yet".to_owned())
@@ -401,5 +425,5 @@ pub fn initial_model(
         power_profile: String::new(),
         holds: Vec::new(),
     };
-    (model, Rules::new(base))
+    (model, Rules::new(base), known_good)
 }

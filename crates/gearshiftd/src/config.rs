@@ -53,6 +53,10 @@ pub struct RestartConfig {
     /// First restart delay; doubles with each failure in the window.
     pub initial_backoff_ms: u64,
     pub max_backoff_ms: u64,
+    /// A profile that ran this long without a failure or a change is the last known good one:
+    /// when the restart policy gives up on another profile, the scheduler falls back to it
+    /// before ending `failed`. 0 turns falling back off.
+    pub known_good_after_s: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -116,6 +120,7 @@ impl Default for RestartConfig {
             window_s: 60,
             initial_backoff_ms: 500,
             max_backoff_ms: 30_000,
+            known_good_after_s: 60,
         }
     }
 }

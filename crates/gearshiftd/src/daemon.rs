@@ -16,9 +16,10 @@ use crate::choices::initial_model;
 use crate::config::Config;
 use crate::control::Control;
 use crate::iface::{self, Changed};
-use crate::persist::{SavedState, StateFile};
+use crate::known_good::{FellBack, KnownGood, Target};
+use crate::persist::{SavedProfile, SavedState, StateFile};
 use crate::restart::{Decision, RestartPolicy};
-use crate::rules::{Choice, Hold, Reason, Rules};
+use crate::rules::{Hold, Reason, Rules};
 use crate::stats::StatsHub;
 use crate::sysfs::SchedExt;
 
@@ -54,9 +55,13 @@ pub(crate) struct Supervision {
     pub(crate) on_battery: Option<bool>,
     pub(crate) power_profile: Option<String>,
     child: Option<RunningChild>,
-    policy: RestartPolicy,
+    pub(crate) policy: RestartPolicy,
     pending_restart: Option<(u64, JoinHandle<()>)>,
     next_generation: u64,
+    pub(crate) known_good: KnownGood,
+    /// The fallback in effect, if the effective profile is one (its words stay the state
+    /// reason while it runs, until the profile changes or someone stops or starts).
+    pub(crate) fell_back: Option<FellBack>,
 }
 
 impl Supervision {
@@ -73,9 +78,16 @@ impl Supervision {
     }
 }
 
-enum Event {
-    Child { generation: u64, event: ChildEvent },
-    RestartDue { token: u64 },
+pub(crate) enum Event {
+    Child {
+        generation: u64,
+        event: ChildEvent,
+    },
+    RestartDue {
+        token: u64,
+    },
+    /// A clean run may have lasted long enough to be the last known good one.
+    CleanRunDue,
 }
 
 pub struct Daemon {
@@ -87,7 +99,7 @@ pub struct Daemon {
     model: Mutex<Model>,
     pub(crate) supervision: tokio::sync::Mutex<Supervision>,
     conn: OnceLock<Connection>,
-    events: mpsc::UnboundedSender<Event>,
+    pub(crate) events: mpsc::UnboundedSender<Event>,
     pub stats_hub: StatsHub,
 }
 
@@ -96,7 +108,7 @@ impl Daemon {
     pub fn new(config: Config, paths: &Paths) -> Arc<Self> {
         let sched_ext = SchedExt::new(&paths.sysfs_root);
         let state_file = StateFile::in_dir(&paths.state_dir);
-        let (model, rules) = initial_model(&config, state_file.load(), &sched_ext);
+        let (model, rules, known_good) = initial_model(&config, state_file.load(), &sched_ext);
         let control_socket = paths.runtime_dir.join("control.sock");
         let (events, rx) = mpsc::unbounded_channel();
         let daemon = Arc::new(Self {
@@ -117,6 +129,8 @@ impl Daemon {
                 policy: RestartPolicy::new(config.restart.clone()),
                 pending_restart: None,
                 next_generation: 1,
+                known_good: KnownGood::new(config.restart.known_good_after_s, known_good),
+                fell_back: None,
             }),
             conn: OnceLock::new(),
             events,
@@ -176,7 +190,7 @@ impl Daemon {
         }
     }
 
-    async fn set_state(&self, state: SchedulerState, reason: impl Into<String>) {
+    pub(crate) async fn set_state(&self, state: SchedulerState, reason: impl Into<String>) {
         let reason = reason.into();
         match state {
             SchedulerState::Failed => tracing::error!("scheduler {state}: {reason}"),
@@ -192,9 +206,11 @@ impl Daemon {
         .await;
     }
 
-    /// Saves the base choice (holds end with their holders) and the rule switches.
-    pub(crate) fn save(&self, base: &Choice) {
+    /// Saves the base choice (holds end with their holders), the rule switches and the last
+    /// known good profile.
+    pub(crate) fn save(&self, sup: &Supervision) {
         let m = self.model();
+        let base = sup.rules.base();
         let saved = SavedState {
             profile: base.profile.clone(),
             mode: base.settings.mode,
@@ -202,6 +218,11 @@ impl Daemon {
             profile_reason: base.reason.as_str().to_owned(),
             auto_power_source: m.auto_power_source,
             follow_power_profile: m.follow_power_profile,
+            known_good: sup.known_good.known().map(|k| SavedProfile {
+                profile: k.profile.clone(),
+                mode: k.settings.mode,
+                preemption: k.settings.preemption,
+            }),
         };
         if let Err(e) = self.state_file.save(&saved) {
             tracing::error!("cannot save the state: {e}");
@@ -219,6 +240,7 @@ impl Daemon {
         }
         cancel_pending_restart(&mut sup);
         sup.policy.reset();
+        sup.fell_back = None;
         self.start_attempt(&mut sup).await.map_err(Error::Failed)
     }
 
@@ -256,6 +278,8 @@ impl Daemon {
     async fn stop_locked(&self, sup: &mut Supervision) {
         cancel_pending_restart(sup);
         sup.policy.reset();
+        sup.known_good.run_ended();
+        sup.fell_back = None;
         self.end_child(sup).await;
         self.set_state(SchedulerState::Stopped, "Stopped on request")
             .await;
@@ -296,7 +320,10 @@ impl Daemon {
         match self.wait_ready(&mut child, settings).await {
             Ok(()) => {
                 sup.child = Some(child);
-                self.set_state(SchedulerState::Running, "").await;
+                self.set_state(SchedulerState::Running, running_reason(sup, &self.config))
+                    .await;
+                let model = self.model();
+                self.clean_run_started(sup, target_of(&model));
                 Ok(())
             }
             Err(why) => {
@@ -343,33 +370,51 @@ impl Daemon {
     }
 
     async fn on_failure(self: &Arc<Self>, sup: &mut Supervision, reason: String) {
+        sup.known_good.run_ended();
         let decision = sup.policy.on_failure(Instant::now());
-        let will_restart = matches!(decision, Decision::RestartAfter(_));
+        let mut fell_back = None;
         match decision {
             Decision::RestartAfter(delay) => {
-                let token = sup.next_generation;
-                sup.next_generation += 1;
-                let events = self.events.clone();
-                let handle = tokio::spawn(async move {
-                    tokio::time::sleep(delay).await;
-                    let _ = events.send(Event::RestartDue { token });
-                });
-                sup.pending_restart = Some((token, handle));
+                self.schedule_restart(sup, delay);
                 let text = format!("Restarting in {:.1} s after: {reason}", delay.as_secs_f64());
                 self.set_state(SchedulerState::Starting, text).await;
             }
             Decision::GiveUp => {
-                let r = &self.config.restart;
-                let text = format!(
-                    "Stopped after {} failures within {} s. Last: {reason}",
-                    r.max_failures, r.window_s
-                );
-                self.set_state(SchedulerState::Failed, text).await;
+                let failing = target_of(&self.model());
+                match sup.known_good.fallback_for(&failing) {
+                    Some(good) => {
+                        fell_back = Some(self.fall_back(sup, failing, good, &reason).await);
+                    }
+                    None => {
+                        let r = &self.config.restart;
+                        let text = format!(
+                            "Stopped after {} failures within {} s. Last: {reason}",
+                            r.max_failures, r.window_s
+                        );
+                        self.set_state(SchedulerState::Failed, text).await;
+                    }
+                }
             }
         }
+        let will_restart = matches!(decision, Decision::RestartAfter(_)) || fell_back.is_some();
         if let Some(conn) = self.conn.get() {
             iface::scheduler_exited(conn, &reason, will_restart).await;
+            if let Some(f) = &fell_back {
+                iface::fell_back(conn, f).await;
+            }
         }
+    }
+
+    /// Starts the scheduler again after `delay` (a newer start or a stop cancels it).
+    pub(crate) fn schedule_restart(&self, sup: &mut Supervision, delay: Duration) {
+        let token = sup.next_generation;
+        sup.next_generation += 1;
+        let events = self.events.clone();
+        let handle = tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            let _ = events.send(Event::RestartDue { token });
+        });
+        sup.pending_restart = Some((token, handle));
     }
 
     async fn on_child_event(self: &Arc<Self>, sup: &mut Supervision, event: ChildEvent) {
@@ -397,7 +442,8 @@ impl Daemon {
                             tracing::warn!("re-applying the settings after a restart: {e}");
                         }
                     }
-                    self.set_state(SchedulerState::Running, "").await;
+                    self.set_state(SchedulerState::Running, running_reason(sup, &self.config))
+                        .await;
                 }
             }
         }
@@ -428,6 +474,7 @@ impl Daemon {
                         let _ = self.start_attempt(&mut sup).await;
                     }
                 }
+                Event::CleanRunDue => self.clean_run_due(&mut sup).await,
             }
         }
     }
@@ -496,6 +543,22 @@ impl Daemon {
     }
 }
 
+/// The profile in effect, as the known-good bookkeeping names it.
+fn target_of(model: &Model) -> Target {
+    Target {
+        profile: model.profile.clone(),
+        settings: model.settings,
+    }
+}
+
+/// The state reason while running: empty, or the fallback in effect.
+fn running_reason(sup: &Supervision, config: &Config) -> String {
+    sup.fell_back
+        .as_ref()
+        .map(|f| f.describe(config.restart.window_s, true))
+        .unwrap_or_default()
+}
+
 fn cancel_pending_restart(sup: &mut Supervision) {
     if let Some((_, handle)) = sup.pending_restart.take() {
         handle.abort();
@@ -505,7 +568,7 @@ fn cancel_pending_restart(sup: &mut Supervision) {
 /// `systemctl status` shows this line.
 fn notify_status(model: &Model) {
     let mut status = format!("{}, profile {}", model.state, model.profile);
-    if !model.reason.is_empty() && model.state != SchedulerState::Running {
+    if !model.reason.is_empty() {
         status.push_str(": ");
         status.push_str(&model.reason);
     }

@@ -14,6 +14,7 @@ use zbus::zvariant::{OwnedValue, Value};
 use zbus::Connection;
 
 use crate::daemon::{Daemon, Model};
+use crate::known_good::FellBack;
 use crate::polkit::authorize;
 use crate::rules::Hold;
 
@@ -158,6 +159,15 @@ impl Scheduler1 {
 
     #[zbus(signal)]
     async fn profile_released(emitter: &SignalEmitter<'_>, cookie: u32) -> zbus::Result<()>;
+
+    #[zbus(signal)]
+    async fn fell_back(
+        emitter: &SignalEmitter<'_>,
+        failed_profile: &str,
+        fallback_profile: &str,
+        failures: u32,
+        reason: &str,
+    ) -> zbus::Result<()>;
 
     #[zbus(property)]
     fn state(&self) -> String {
@@ -385,6 +395,22 @@ pub async fn scheduler_exited(conn: &Connection, reason: &str, will_restart: boo
     if let Some(e) = emitter(conn) {
         if let Err(err) = Scheduler1::scheduler_exited(&e, reason, will_restart).await {
             tracing::warn!("cannot emit SchedulerExited: {err}");
+        }
+    }
+}
+
+pub async fn fell_back(conn: &Connection, f: &FellBack) {
+    if let Some(e) = emitter(conn) {
+        let sent = Scheduler1::fell_back(
+            &e,
+            &f.failed_profile,
+            &f.fallback_profile,
+            f.failures,
+            &f.reason,
+        )
+        .await;
+        if let Err(err) = sent {
+            tracing::warn!("cannot emit FellBack: {err}");
         }
     }
 }

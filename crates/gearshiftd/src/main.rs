@@ -6,6 +6,7 @@ mod cli;
 mod control;
 mod daemon;
 mod iface;
+mod known_good;
 mod polkit;
 mod power;
 mod restart;

@@ -20,6 +20,19 @@ pub struct SavedState {
     pub profile_reason: String,
     pub auto_power_source: bool,
     pub follow_power_profile: bool,
+    /// The last profile that ran cleanly for a while (`[restart] known_good_after_s`), the one
+    /// to fall back to; absent in files of older daemons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_good: Option<SavedProfile>,
+}
+
+/// A profile and its settings; the settings count for "custom" only (a named profile takes
+/// the config's, which may have changed since).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedProfile {
+    pub profile: String,
+    pub mode: Mode,
+    pub preemption: bool,
 }
 
 fn user() -> String {
@@ -91,7 +104,20 @@ mod tests {
             profile_reason: "user".into(),
             auto_power_source: true,
             follow_power_profile: false,
+            known_good: Some(SavedProfile {
+                profile: "interactive".into(),
+                mode: Mode::Interactive,
+                preemption: true,
+            }),
         }
+    }
+
+    #[test]
+    fn files_of_older_daemons_have_no_known_good_profile() {
+        let old = br#"{"profile": "fifo", "mode": "fifo", "preemption": true,
+            "profile_reason": "user", "auto_power_source": false, "follow_power_profile": false}"#;
+        let state = SavedState::from_json(old).expect("an older file still loads");
+        assert_eq!(state.known_good, None);
     }
 
     #[test]

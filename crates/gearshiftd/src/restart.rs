@@ -66,6 +66,7 @@ mod tests {
             window_s: 60,
             initial_backoff_ms: 100,
             max_backoff_ms: 300,
+            known_good_after_s: 60,
         })
     }
 

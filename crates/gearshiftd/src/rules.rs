@@ -6,6 +6,11 @@
 //! - The automatic rules set the base only when their event happens: unplugging (battery
 //!   profile; replugging restores what was there before), or power-profiles-daemon changing
 //!   its profile. The user's choice stands until the next such event.
+//! - Falling back to the last known good profile (known_good.rs) is the daemon's own event:
+//!   like the user's choice it sets the base and releases every hold (a hold of the failing
+//!   profile would otherwise keep it in effect), and it stands until the next event. Keeping
+//!   it this plain means a later hold or rule event may pick the failing profile again; it
+//!   then fails and falls back again, which the person at the machine sees and can settle.
 //!
 //! This module is pure bookkeeping; the daemon applies the result.
 
@@ -20,6 +25,8 @@ pub enum Reason {
     Hold,
     Battery,
     PowerProfile,
+    /// The chosen profile kept failing: the last known good one runs instead.
+    Fallback,
 }
 
 impl Reason {
@@ -30,6 +37,7 @@ impl Reason {
             Reason::Hold => "hold",
             Reason::Battery => "battery",
             Reason::PowerProfile => "power-profile",
+            Reason::Fallback => "fallback",
         }
     }
 }
@@ -95,10 +103,20 @@ impl Rules {
 
     /// The user's explicit choice; returns the cookies of the holds it released.
     pub fn user_choice(&mut self, profile: String, settings: Settings) -> Vec<u32> {
+        self.replace_all(profile, settings, Reason::User)
+    }
+
+    /// The effective profile kept failing: `profile` (the last known good one) replaces the
+    /// base and every hold; returns the cookies of the holds it released.
+    pub fn fall_back(&mut self, profile: String, settings: Settings) -> Vec<u32> {
+        self.replace_all(profile, settings, Reason::Fallback)
+    }
+
+    fn replace_all(&mut self, profile: String, settings: Settings, reason: Reason) -> Vec<u32> {
         self.base = Choice {
             profile,
             settings,
-            reason: Reason::User,
+            reason,
         };
         self.before_battery = None;
         self.holds.drain(..).map(|h| h.cookie).collect()

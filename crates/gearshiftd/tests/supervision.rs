@@ -1,5 +1,5 @@
-//! The scheduler process under supervision: crashes, restarts with backoff, giving up,
-//! unsupported kernels, autostart and shutdown.
+//! The scheduler process under supervision: crashes, restarts with backoff, falling back to
+//! the last known good profile, giving up, unsupported kernels, autostart and shutdown.
 
 mod common;
 
@@ -9,12 +9,17 @@ use common::*;
 use futures_util::StreamExt;
 
 fn with_config(extra: &str) -> Setup {
+    with_restart_config(extra, 2000, "")
+}
+
+/// `extra` at the top, `restart` added to the quick [restart] timings of the tests.
+fn with_restart_config(extra: &str, start_timeout_ms: u32, restart: &str) -> Setup {
     let double =
         gearshift_testbus::repo_root().join("crates/gearshift-testbus/scheduler_double.py");
     Setup {
         config: Some(format!(
-            "{extra}\n[scheduler]\npath = {:?}\nstart_timeout_ms = 2000\n\
-             [restart]\nmax_failures = 3\nwindow_s = 30\ninitial_backoff_ms = 200\nmax_backoff_ms = 800\n",
+            "{extra}\n[scheduler]\npath = {:?}\nstart_timeout_ms = {start_timeout_ms}\n\
+             [restart]\nmax_failures = 3\nwindow_s = 30\ninitial_backoff_ms = 200\nmax_backoff_ms = 800\n{restart}\n",
             double.display().to_string()
         )),
         ..Setup::default()
@@ -220,4 +225,103 @@ async fn a_restart_the_kernel_asks_for_is_reported_and_is_no_failure() {
     );
     assert_eq!(w.daemon.double.pid(), pid, "the same process re-attached");
     assert_eq!(state(&w.proxy).await, "running");
+}
+
+/// A world whose "interactive" profile has run cleanly past known_good_after_s (1 s). Starts
+/// may be slow on a busy machine: only the failures the test makes should count.
+async fn interactive_known_good() -> World {
+    let w = world(with_restart_config(
+        "autostart = false",
+        10_000,
+        "known_good_after_s = 1",
+    ))
+    .await;
+    w.proxy.start().await.unwrap();
+    assert_eq!(w.proxy.profile().await.unwrap(), "interactive");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    w
+}
+
+#[tokio::test]
+async fn a_profile_that_keeps_failing_falls_back_to_the_last_known_good_one() {
+    let w = interactive_known_good().await;
+    let state_file = w.daemon.state_dir().join("state.json");
+    let saved = std::fs::read_to_string(&state_file).unwrap_or_default();
+    assert!(saved.contains("known_good"), "saved as known good: {saved}");
+    let mut fell_back = w.proxy.receive_fell_back().await.unwrap();
+    let mut exits = w.proxy.receive_scheduler_exited().await.unwrap();
+    w.daemon.double.fail_in_mode(Some("fifo"));
+    w.proxy.set_profile("fifo").await.unwrap();
+    let signal = tokio::time::timeout(SECS_10, fell_back.next())
+        .await
+        .expect("FellBack")
+        .unwrap();
+    let args = signal.args().unwrap();
+    assert_eq!(args.failed_profile(), "fifo");
+    assert_eq!(args.fallback_profile(), "interactive");
+    assert_eq!(*args.failures(), 3);
+    assert!(
+        args.reason().contains("fail in fifo mode"),
+        "{}",
+        args.reason()
+    );
+    // Every exit said the scheduler comes back, the last one included.
+    let mut will_restart = Vec::new();
+    for _ in 0..3 {
+        let exit = tokio::time::timeout(SECS_10, exits.next()).await.unwrap();
+        will_restart.push(*exit.unwrap().args().unwrap().will_restart());
+    }
+    assert_eq!(will_restart, [true, true, true]);
+    wait_state(&w.proxy, "running", SECS_10).await;
+    assert_eq!(w.proxy.profile().await.unwrap(), "interactive");
+    assert_eq!(w.proxy.profile_reason().await.unwrap(), "fallback");
+    let reason = w.proxy.state_reason().await.unwrap();
+    assert!(
+        reason.starts_with("Fell back to profile interactive")
+            && reason.contains("profile fifo failed 3 times")
+            && reason.contains("fail in fifo mode"),
+        "{reason}"
+    );
+    let args = w.daemon.double.args();
+    assert!(
+        args.windows(2).any(|a| a == ["--mode", "interactive"]),
+        "{args:?}"
+    );
+    // The fallback is saved as the choice, so a daemon restart does not loop again.
+    let saved = std::fs::read_to_string(&state_file).unwrap();
+    assert!(
+        saved.contains("\"profile_reason\": \"fallback\""),
+        "{saved}"
+    );
+    // The user's next choice is an ordinary one, and the fallback's words go.
+    w.proxy.set_profile("low-power").await.unwrap();
+    assert_eq!(w.proxy.profile_reason().await.unwrap(), "user");
+    assert_eq!(w.proxy.state_reason().await.unwrap(), "");
+    assert_eq!(state(&w.proxy).await, "running");
+}
+
+#[tokio::test]
+async fn when_the_known_good_profile_fails_too_the_scheduler_ends_failed() {
+    let w = interactive_known_good().await;
+    let mut fell_back = w.proxy.receive_fell_back().await.unwrap();
+    w.daemon.double.fail_in_mode(Some("fifo"));
+    w.proxy.set_profile("fifo").await.unwrap();
+    tokio::time::timeout(SECS_10, fell_back.next())
+        .await
+        .expect("FellBack");
+    wait_state(&w.proxy, "running", SECS_10).await;
+    // Now the fallback fails as well: nothing else to fall back to.
+    w.daemon.double.fail_in_mode(Some("interactive"));
+    wait_state(&w.proxy, "failed", SECS_10).await;
+    let reason = w.proxy.state_reason().await.unwrap();
+    assert!(
+        reason.contains("3 failures") && reason.contains("fail in interactive mode"),
+        "{reason}"
+    );
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), fell_back.next())
+            .await
+            .is_err(),
+        "no second fallback"
+    );
 }

@@ -1,7 +1,8 @@
 //! In a sched_ext VM: CPU hotplug under load is a clean restart that gearshiftd reports (not a
 //! failure); suspend and resume cycles under load leave the same scheduler running and
 //! switchable; a scheduler that stops dispatching is ejected by the kernel's watchdog, and
-//! gearshiftd reports the kernel's reason, retries with backoff, then stays `failed`.
+//! gearshiftd reports the kernel's reason, retries with backoff, then stays `failed` — unless a
+//! profile ran cleanly before, which it then falls back to.
 
 mod vm_common;
 
@@ -114,6 +115,18 @@ fn suspend_cycles_under_load_keep_the_same_scheduler_running_and_switchable() {
     assert_eq!(field(&out, "final_state"), "running");
 }
 
+/// gearshiftd's config for the stall tests: autostart, and two failures within the restart
+/// window end a profile; `restart` adds [restart] keys.
+fn two_strikes(restart: &str) -> String {
+    format!("autostart = true\n[restart]\nmax_failures = 2\nwindow_s = 600\ninitial_backoff_ms = 500\n{restart}")
+}
+
+/// The scheduler's arguments for the stall tests: a test-build-only option that stalls
+/// dispatch, and a watchdog that ejects after 3 s of it.
+fn stalling<'a>(option: &'a str, value: &'a str) -> [&'a str; 4] {
+    [option, value, "--watchdog-timeout-ms", "3000"]
+}
+
 const STALL: &str = r#"
 start_daemon
 dbus-monitor --address "$DBUS_SYSTEM_BUS_ADDRESS" "type='signal',member='SchedulerExited'" > /tmp/exits.log 2>&1 &
@@ -135,20 +148,10 @@ echo "sched_ext_state=$(cat /sys/kernel/sched_ext/state)"
 #[ignore = "boots a sched_ext VM (cargo xtask kernel); run with --ignored"]
 fn a_stalled_scheduler_is_ejected_reported_and_given_up_on() {
     // Test builds only: the scheduler stops dispatching 3 s after attaching; the watchdog
-    // gives up after 3 s more. Two failures in the window leave it failed.
-    let config = r#"autostart = true
-[restart]
-max_failures = 2
-window_s = 600
-initial_backoff_ms = 500
-"#;
-    let args = [
-        "--debug-stall-after-ms",
-        "3000",
-        "--watchdog-timeout-ms",
-        "3000",
-    ];
-    let out = vm_common::run(2, config, &args, STALL);
+    // gives up after 3 s more. Two failures in the window leave it failed: it never ran
+    // cleanly for known_good_after_s (60 s), so there is nothing to fall back to.
+    let args = stalling("--debug-stall-after-ms", "3000");
+    let out = vm_common::run(2, &two_strikes(""), &args, STALL);
     assert_eq!(field(&out, "final_state"), "failed");
     let reason = field(&out, "final_reason");
     assert!(
@@ -158,4 +161,74 @@ initial_backoff_ms = 500
     assert_eq!(field(&out, "restart_flags"), "true false");
     assert!(number(&out, "kernel") >= 1.0, "the kernel logged the stall");
     assert_eq!(field(&out, "sched_ext_state"), "disabled");
+}
+
+const FALLBACK: &str = r#"
+start_daemon
+wait_state running
+dbus-monitor --address "$DBUS_SYSTEM_BUS_ADDRESS" "type='signal',member='FellBack'" > /tmp/fellback.log 2>&1 &
+"$STRESS_NG" --cpu 4 -t 400 -q &
+LOAD=$!
+for _ in $(seq 1 300); do grep -q 'last known good' /tmp/gsd.log && break; sleep 0.2; done
+echo "known_good=$(grep -c 'interactive ran cleanly.*last known good' /tmp/gsd.log)"
+ENABLES_BEFORE=$(dmesg | grep -c 'BPF scheduler "gearshift[^"]*" enabled')
+$B call $DEST SetProfile s fifo > /dev/null && echo "switched_to_fifo=yes"
+for _ in $(seq 1 1500); do
+    [ "$(prop ProfileReason)" = fallback ] && [ "$(prop State)" = running ] && break
+    [ "$(prop State)" = failed ] && break
+    sleep 0.2
+done
+sleep 5
+kill $LOAD
+sleep 1
+echo "final_state=$(prop State)"
+echo "final_profile=$(prop Profile)"
+echo "profile_reason=$(prop ProfileReason)"
+echo "final_reason=$(prop StateReason)"
+echo "fell_back=$(grep -A5 member=FellBack /tmp/fellback.log | grep -E '^ *(string|uint32)' | sed 's/^ *//' | tr '\n' ' ')"
+echo "stalls=$(dmesg | grep -i sched_ext | grep -ci stall)"
+echo "enables_since_switch=$(( $(dmesg | grep -c 'BPF scheduler "gearshift[^"]*" enabled') - ENABLES_BEFORE ))"
+echo "sched_ext_state=$(cat /sys/kernel/sched_ext/state)"
+echo "kernel_ops=$(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)"
+echo "mode=$(stat mode)"
+dmesg | grep -i sched_ext | tail -6
+grep -iE 'fall|known good|failed|EXIT' /tmp/gsd.log | tail -8
+"#;
+
+#[test]
+#[ignore = "boots a sched_ext VM (cargo xtask kernel); run with --ignored"]
+fn a_failing_profile_falls_back_to_the_last_known_good_one() {
+    // Test builds only: fifo stalls dispatch whenever it is in effect; the watchdog ejects
+    // after 3 s. interactive runs 5 s cleanly first, so it is the known good profile; two
+    // failures of fifo in the window end fifo, and the scheduler comes back in interactive.
+    let args = stalling("--debug-fail-in-mode", "fifo");
+    let out = vm_common::run(2, &two_strikes("known_good_after_s = 5\n"), &args, FALLBACK);
+    assert_eq!(
+        number(&out, "known_good"),
+        1.0,
+        "interactive became known good"
+    );
+    assert_eq!(field(&out, "switched_to_fifo"), "yes");
+    assert_eq!(field(&out, "final_state"), "running");
+    assert_eq!(field(&out, "final_profile"), "interactive");
+    assert_eq!(field(&out, "profile_reason"), "fallback");
+    // The last failure's words are the kernel's stall report, or, on a starved host, a fifo
+    // restart that the kernel did not enable in time: either way fifo's.
+    let reason = field(&out, "final_reason");
+    assert!(
+        reason.contains("Fell back to profile interactive")
+            && reason.contains("profile fifo failed 2 times"),
+        "{reason}"
+    );
+    let signal = field(&out, "fell_back");
+    assert!(
+        signal.starts_with(r#"string "fifo" string "interactive" uint32 2 string"#),
+        "FellBack(failed, fallback, failures, reason): {signal}"
+    );
+    assert!(number(&out, "stalls") >= 1.0, "the kernel ejected fifo");
+    // After the switch to fifo the kernel ran gearshift again (interactive, at least).
+    assert!(number(&out, "enables_since_switch") >= 1.0);
+    assert_eq!(field(&out, "sched_ext_state"), "enabled");
+    assert!(field(&out, "kernel_ops").starts_with("gearshift"));
+    assert_eq!(field(&out, "mode"), "interactive");
 }

@@ -46,6 +46,11 @@ pub struct Cli {
     #[cfg(debug_assertions)]
     #[arg(long, hide = true, value_name = "N")]
     pub debug_stall_after_ms: Option<u64>,
+    /// Test builds only: stop dispatching whenever MODE is in effect (the watchdog then
+    /// ejects), so that one mode fails on purpose.
+    #[cfg(debug_assertions)]
+    #[arg(long, hide = true, value_name = "MODE")]
+    pub debug_fail_in_mode: Option<Mode>,
     /// Print stats every N seconds.
     #[arg(long, value_name = "N")]
     pub stats: Option<u64>,

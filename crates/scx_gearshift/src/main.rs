@@ -69,6 +69,10 @@ fn main() -> ExitCode {
         debug_stall_after: cli.debug_stall_after_ms.map(Duration::from_millis),
         #[cfg(not(debug_assertions))]
         debug_stall_after: None,
+        #[cfg(debug_assertions)]
+        debug_fail_in_mode: cli.debug_fail_in_mode,
+        #[cfg(not(debug_assertions))]
+        debug_fail_in_mode: None,
     };
     // The kernel's exit reason is printed by the session when the scheduler detaches.
     match session::run(&opts, &SHUTDOWN) {

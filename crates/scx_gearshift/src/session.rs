@@ -33,6 +33,9 @@ pub struct Options {
     /// Test builds only: stop dispatching after this long, so the kernel's watchdog ejects
     /// the scheduler (how gearshiftd's stall handling is tested).
     pub debug_stall_after: Option<Duration>,
+    /// Test builds only: stop dispatching while this mode is in effect, so that one mode fails
+    /// and the others work (how gearshiftd's fallback to a known good profile is tested).
+    pub debug_fail_in_mode: Option<Mode>,
 }
 
 /// A lifecycle event line on stderr, in order with the kernel's exit report ("EXIT: …")
@@ -105,6 +108,7 @@ struct Session<'obj> {
     faults_reported: u64,
     stats_interval: Option<Duration>,
     stall_at: Option<Instant>,
+    fail_in_mode: Option<Mode>,
 }
 
 impl<'obj> Session<'obj> {
@@ -132,6 +136,7 @@ impl<'obj> Session<'obj> {
             faults_reported: 0,
             stats_interval: opts.stats_interval,
             stall_at: opts.debug_stall_after.map(|d| Instant::now() + d),
+            fail_in_mode: opts.debug_fail_in_mode,
         }
     }
 
@@ -139,7 +144,9 @@ impl<'obj> Session<'obj> {
         let mut next_housekeeping = Instant::now() + HOUSEKEEPING;
         let mut next_stats = self.stats_interval.map(|i| Instant::now() + i);
         while !shutdown.load(Ordering::Relaxed) && !self.bpf.exited() {
-            if self.stall_at.is_some_and(|at| Instant::now() >= at) {
+            let stalled = self.stall_at.is_some_and(|at| Instant::now() >= at)
+                || self.fail_in_mode == Some(self.settings.mode);
+            if stalled {
                 // Deliberately dispatch nothing until the kernel gives up on us.
                 std::thread::sleep(Duration::from_millis(50));
                 continue;

@@ -82,6 +82,7 @@ fn an_older_daemon_has_no_reason_and_a_newer_one_says_why() {
         ("battery", "battery"),
         ("power-profile", "power-saver"),
         ("default", "default"),
+        ("fallback", "kept failing"),
     ] {
         d.apply(&HashMap::from([(
             "ProfileReason".to_owned(),
@@ -98,4 +99,26 @@ fn profile_names_read_as_words() {
     assert_eq!(profile_title("custom"), "Custom");
     assert_eq!(profile_description("my own"), "my own");
     assert_eq!(mode_label("fifo"), "FIFO");
+}
+
+#[test]
+fn a_fallback_is_shown_where_the_state_is_with_the_daemons_words() {
+    let reason = "Fell back to profile low-power, the last that ran cleanly: profile fifo failed 5 times within 60 s. Last: EXIT: runnable task stall";
+    let mut d = DaemonState::from_props(&props("running", reason));
+    d.apply(&HashMap::from([(
+        "ProfileReason".to_owned(),
+        v(Value::from("fallback")),
+    )]));
+    let view = d.status_view();
+    assert_eq!(view.style, "warning");
+    assert_eq!(view.action, Some(Action::Stop));
+    assert!(view.title.contains("fallback"), "{view:?}");
+    assert!(view.description.contains("Low power"), "{view:?}");
+    assert_eq!(view.details, reason);
+    // A choice afterwards ends it.
+    d.apply(&HashMap::from([(
+        "ProfileReason".to_owned(),
+        v(Value::from("user")),
+    )]));
+    assert_eq!(d.status_view().style, "success");
 }

@@ -118,3 +118,10 @@ fn automatic_targets_default_sensibly() {
         Some("throughput".into())
     );
 }
+
+#[test]
+fn known_good_after_s_is_a_restart_key() {
+    let config = parse("[restart]\nknown_good_after_s = 5\n").expect("parses");
+    assert_eq!(config.restart.known_good_after_s, 5);
+    assert_eq!(Config::default().restart.known_good_after_s, 60);
+}

@@ -170,3 +170,20 @@ fn a_power_profile_event_on_battery_is_not_undone_by_replug() {
     r.power_source(false, low_power());
     assert_eq!(now(&r), is("fifo", "power-profile"));
 }
+
+#[test]
+fn falling_back_beats_holds_and_stands_until_the_next_event() {
+    let mut r = rules();
+    r.hold(hold(fifo(), ":1.5"));
+    r.power_source(true, low_power());
+    assert_eq!(now(&r), is("fifo", "hold"));
+    // fifo kept failing: the known good profile replaces the hold and the battery rule's base.
+    let released = r.fall_back(interactive().0, interactive().1);
+    assert_eq!(released.len(), 1, "the hold of the failing profile ended");
+    assert_eq!(now(&r), is("interactive", "fallback"));
+    r.power_source(false, low_power());
+    assert_eq!(now(&r), is("interactive", "fallback"), "nothing to restore");
+    // The user's choice afterwards counts as always.
+    r.user_choice(low_power().0, low_power().1);
+    assert_eq!(now(&r), is("low-power", "user"));
+}
