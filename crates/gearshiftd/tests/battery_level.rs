@@ -8,14 +8,7 @@ use std::time::Duration;
 
 use common::*;
 use futures_util::StreamExt;
-use gearshift_testbus::{Target, UPOWER};
-
-/// UPower's display device: the charge the desktop shows.
-const DISPLAY_DEVICE: Target<'static> = (
-    "org.freedesktop.UPower",
-    "/org/freedesktop/UPower/devices/DisplayDevice",
-    "org.freedesktop.UPower.Device",
-);
+use gearshift_testbus::{UPOWER, UPOWER_DISPLAY};
 
 /// The scheduler double and quick timings, with `auto` as the [auto] table.
 fn with_auto(auto: &str) -> Setup {
@@ -62,7 +55,7 @@ fn plug(bus: &TestBus, on_battery: bool) {
 }
 
 fn charge(bus: &TestBus, percent: f64) {
-    bus.set_property(DISPLAY_DEVICE, "Percentage", "d", &percent.to_string());
+    bus.set_property(UPOWER_DISPLAY, "Percentage", "d", &percent.to_string());
 }
 
 /// gearshiftd with `auto`, UPower's double on AC at 50 %, the scheduler running and the
