@@ -320,6 +320,8 @@ impl DaemonState {
                 }
             }
             "battery" => gettext("The computer runs on battery."),
+            "low-battery" => gettext("The battery is low."),
+            "ac" => gettext("The computer runs on AC power."),
             "power-profile" => match self.power_profile.as_deref() {
                 Some(p) if !p.is_empty() => fill(&gettext("The power mode is “{}”."), p),
                 _ => gettext("It follows the power mode."),

@@ -253,6 +253,12 @@ pub const UPOWER: Target<'static> = (
     "/org/freedesktop/UPower",
     "org.freedesktop.UPower",
 );
+/// UPower's display device: the charge the desktop shows (`Percentage`, 0 without a battery).
+pub const UPOWER_DISPLAY: Target<'static> = (
+    "org.freedesktop.UPower",
+    "/org/freedesktop/UPower/devices/DisplayDevice",
+    "org.freedesktop.UPower.Device",
+);
 pub const PPD: Target<'static> = (
     "org.freedesktop.UPower.PowerProfiles",
     "/org/freedesktop/UPower/PowerProfiles",

@@ -129,6 +129,8 @@ fn reason_text(reason: &str) -> String {
         "user" => gettext("chosen"),
         "hold" => gettext("held by an application"),
         "battery" => gettext("on battery"),
+        "low-battery" => gettext("battery low"),
+        "ac" => gettext("on AC power"),
         "power-profile" => gettext("following the power mode"),
         "fallback" => gettext("the last that worked, after the chosen one kept failing"),
         other => other.into(),
@@ -410,6 +412,23 @@ mod tests {
         assert_eq!(map["active"], "low-power");
         assert_eq!(map["profiles"][1]["mode"], "low-power");
         assert_eq!(map["profiles"][1]["active"], true);
+    }
+
+    #[test]
+    fn status_text_says_which_battery_rule_chose_the_profile() {
+        for (reason, words) in [
+            ("battery", "(on battery)"),
+            ("low-battery", "(battery low)"),
+            ("ac", "(on AC power)"),
+            ("something-new", "(something-new)"),
+        ] {
+            let view = StatusView {
+                profile_reason: reason.into(),
+                ..status("running", "")
+            };
+            let text = view.human();
+            assert!(text.contains(words), "{reason}: {text}");
+        }
     }
 
     #[test]

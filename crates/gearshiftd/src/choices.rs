@@ -19,6 +19,8 @@ use crate::power::{self, PPD_ACTIVE_PROFILE, PPD_LEGACY_ACTIVE_PROFILE, UPOWER_O
 use crate::rules::{Choice, Hold, Reason, Rules};
 use crate::sysfs::SchedExt;
 
+pub(crate) mod battery;
+
 /// Most holds at once; a runaway client cannot grow the daemon.
 const MAX_HOLDS: usize = 64;
 /// Longest reason or application id kept.
@@ -222,9 +224,13 @@ impl Daemon {
     pub async fn set_auto_power_source(&self, on: bool) {
         self.update(|m| m.auto_power_source = on).await;
         let on_battery = self.supervision.lock().await.on_battery;
-        // Turning the rule on while on battery is its event.
+        // Turning the rule on while on battery is its event (a low battery's too), and on AC
+        // with an AC profile configured.
         if on && on_battery == Some(true) {
             self.battery_rule(true).await;
+            self.battery_level_now().await;
+        } else if on && on_battery == Some(false) {
+            self.plugged_in_rule().await;
         }
         self.save_now().await;
     }
@@ -243,6 +249,9 @@ impl Daemon {
     }
 
     async fn battery_rule(&self, on_battery: bool) {
+        if !on_battery && self.plugged_in_rule().await {
+            return;
+        }
         let Some(battery) = self.config.battery_profile().map(target) else {
             return;
         };
@@ -267,16 +276,20 @@ impl Daemon {
     /// UPower said `on_battery` (None: UPower left, which is no event).
     async fn power_source_seen(&self, on_battery: Option<bool>) {
         let Some(on) = on_battery else { return };
-        let changed = {
+        let (changed, level) = {
             let mut sup = self.supervision.lock().await;
             let changed = sup.on_battery != Some(on);
             sup.on_battery = Some(on);
-            changed
+            (changed, sup.battery_level.on_battery(on))
         };
         self.update(|m| m.on_battery = on).await;
         if changed && self.model().auto_power_source {
             tracing::info!("power source: {}", if on { "battery" } else { "AC" });
             self.battery_rule(on).await;
+        }
+        // Unplugged with the battery already low: the low-battery profile follows at once.
+        if let Some(event) = level {
+            self.battery_level_rule(event).await;
         }
     }
 
@@ -300,11 +313,17 @@ impl Daemon {
     /// Follows UPower and power-profiles-daemon (under either name; the current one wins).
     pub async fn follow_power_services(self: Arc<Self>, conn: Connection) {
         let (tx, mut rx) = mpsc::unbounded_channel();
+        // The charge only matters to the low-battery rule.
+        let percentage = (self.supervision.lock().await.battery_level.configured())
+            .then_some(power::UPOWER_DISPLAY_PERCENTAGE);
         for watched in [
             UPOWER_ON_BATTERY,
             PPD_ACTIVE_PROFILE,
             PPD_LEGACY_ACTIVE_PROFILE,
-        ] {
+        ]
+        .into_iter()
+        .chain(percentage)
+        {
             let (conn, tx) = (conn.clone(), tx.clone());
             tokio::spawn(async move {
                 if let Err(e) = power::watch(conn, watched, tx).await {
@@ -314,16 +333,21 @@ impl Daemon {
         }
         drop(tx);
         let (mut current, mut legacy) = (None, None);
-        while let Some((service, value)) = rx.recv().await {
-            tracing::debug!("{service}: {value:?}");
-            if service == UPOWER_ON_BATTERY.service {
+        while let Some((watched, value)) = rx.recv().await {
+            tracing::debug!("{}.{}: {value:?}", watched.service, watched.property);
+            if watched == UPOWER_ON_BATTERY {
                 self.power_source_seen(value.as_ref().and_then(as_bool))
+                    .await;
+                continue;
+            }
+            if watched == power::UPOWER_DISPLAY_PERCENTAGE {
+                self.battery_percent_seen(value.as_ref().and_then(as_f64))
                     .await;
                 continue;
             }
             let left = value.is_none();
             let text = value.as_ref().and_then(as_string);
-            if service == PPD_ACTIVE_PROFILE.service {
+            if watched == PPD_ACTIVE_PROFILE {
                 current = text;
             } else {
                 legacy = text;
@@ -337,6 +361,13 @@ impl Daemon {
 fn as_bool(v: &OwnedValue) -> Option<bool> {
     match &**v {
         Value::Bool(b) => Some(*b),
+        _ => None,
+    }
+}
+
+fn as_f64(v: &OwnedValue) -> Option<f64> {
+    match &**v {
+        Value::F64(x) => Some(*x),
         _ => None,
     }
 }
@@ -387,6 +418,8 @@ pub fn initial_model(
     let restored = saved.as_ref().and_then(|s| {
         let reason = match s.profile_reason.as_str() {
             "battery" => Reason::Battery,
+            "low-battery" => Reason::LowBattery,
+            "ac" => Reason::Ac,
             "power-profile" => Reason::PowerProfile,
             "fallback" => Reason::Fallback,
             "default" => Reason::Default,

@@ -75,6 +75,14 @@ pub struct StatsConfig {
 pub struct AutoConfig {
     /// Profile on battery power.
     pub battery_profile: Option<String>,
+    /// Profile selected by plugging in; unset, replugging restores what was there before.
+    pub ac_profile: Option<String>,
+    /// On battery, a charge below this many percent selects the low-battery profile;
+    /// unset, there is no low-battery rule. Validated while parsing (1..=99).
+    #[serde(deserialize_with = "low_battery_percent")]
+    pub low_battery_percent: Option<u8>,
+    /// Profile below `low_battery_percent`.
+    pub low_battery_profile: Option<String>,
     /// Profile per power-profiles-daemon profile.
     pub power_profiles: PowerProfileMap,
 }
@@ -267,6 +275,8 @@ impl Config {
         let pp = &auto.power_profiles;
         for (key, name) in [
             ("auto.battery_profile", &auto.battery_profile),
+            ("auto.ac_profile", &auto.ac_profile),
+            ("auto.low_battery_profile", &auto.low_battery_profile),
             ("auto.power_profiles.power-saver", &pp.power_saver),
             ("auto.power_profiles.balanced", &pp.balanced),
             ("auto.power_profiles.performance", &pp.performance),
@@ -276,6 +286,11 @@ impl Config {
                     return Err(format!("{key} = {name:?} is not one of the profiles"));
                 }
             }
+        }
+        if let (Some(name), None) = (&auto.low_battery_profile, auto.low_battery_percent) {
+            return Err(format!(
+                "auto.low_battery_profile = {name:?} needs auto.low_battery_percent (1-99)"
+            ));
         }
         if self.scheduler.start_timeout_ms == 0 || self.scheduler.stop_timeout_ms == 0 {
             return Err("scheduler timeouts must be above 0".into());
@@ -343,6 +358,74 @@ impl Config {
                 Config::default()
             }
         }
+    }
+}
+
+// ---- the battery level: AC and low-battery profiles ----
+
+/// The thresholds `low_battery_percent` may have: a battery is never below 0 % and always
+/// below 100 % once it discharges, so 0 and 100 would make a rule that never or always applies.
+pub const LOW_BATTERY_PERCENT: std::ops::RangeInclusive<u8> = 1..=99;
+
+/// Reads `low_battery_percent`, refusing anything but a whole number in
+/// [`LOW_BATTERY_PERCENT`] with the key and the value (the error then also gets its line).
+fn low_battery_percent<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u8>, D::Error> {
+    struct Percent;
+    impl serde::de::Visitor<'_> for Percent {
+        type Value = u8;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            let (low, high) = (LOW_BATTERY_PERCENT.start(), LOW_BATTERY_PERCENT.end());
+            write!(
+                f,
+                "a whole number of percent from {low} to {high} for auto.low_battery_percent"
+            )
+        }
+
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<u8, E> {
+            percent_in_range(v)
+        }
+
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<u8, E> {
+            percent_in_range(v)
+        }
+    }
+    d.deserialize_i64(Percent).map(Some)
+}
+
+fn percent_in_range<T, E>(v: T) -> Result<u8, E>
+where
+    T: Copy + std::fmt::Display + TryInto<u8>,
+    E: serde::de::Error,
+{
+    v.try_into()
+        .ok()
+        .filter(|p| LOW_BATTERY_PERCENT.contains(p))
+        .ok_or_else(|| {
+            let (low, high) = (LOW_BATTERY_PERCENT.start(), LOW_BATTERY_PERCENT.end());
+            E::custom(format!(
+                "auto.low_battery_percent = {v} is out of range: use a whole number of percent \
+                 from {low} to {high}"
+            ))
+        })
+}
+
+impl Config {
+    /// The profile plugging in selects, if one is configured.
+    pub fn ac_profile(&self) -> Option<&ProfileConfig> {
+        self.auto
+            .ac_profile
+            .as_deref()
+            .and_then(|n| self.profile(n))
+    }
+
+    /// The threshold and profile of the low-battery rule, if it is configured: the profile as
+    /// configured, else "low-power", else the default.
+    pub fn low_battery(&self) -> Option<(u8, &ProfileConfig)> {
+        let percent = self.auto.low_battery_percent?;
+        let name = self.auto.low_battery_profile.as_deref();
+        let profile = self.profile_or_default(Some(name.unwrap_or("low-power")))?;
+        Some((percent, profile))
     }
 }
 

@@ -12,6 +12,7 @@ use tokio::task::JoinHandle;
 use zbus::Connection;
 
 use crate::child::{ChildEvent, ChildSpec, EventSink, RunningChild};
+use crate::choices::battery::BatteryLevel;
 use crate::choices::initial_model;
 use crate::config::Config;
 use crate::control::Control;
@@ -54,6 +55,7 @@ pub(crate) struct Supervision {
     /// What UPower and power-profiles-daemon said last (None: not heard from yet).
     pub(crate) on_battery: Option<bool>,
     pub(crate) power_profile: Option<String>,
+    pub(crate) battery_level: BatteryLevel,
     child: Option<RunningChild>,
     pub(crate) policy: RestartPolicy,
     pending_restart: Option<(u64, JoinHandle<()>)>,
@@ -125,6 +127,7 @@ impl Daemon {
                 rules,
                 on_battery: None,
                 power_profile: None,
+                battery_level: BatteryLevel::new(&config),
                 child: None,
                 policy: RestartPolicy::new(config.restart.clone()),
                 pending_restart: None,

@@ -1,8 +1,8 @@
-//! Watching other system services' properties: UPower's `OnBattery` and
-//! power-profiles-daemon's `ActiveProfile` (under its current name and the legacy one that
-//! bookworm ships). Services may be absent, appear later, restart or leave; each watcher
-//! reports the value while the service is there and `None` when it leaves. No polling:
-//! PropertiesChanged and NameOwnerChanged only.
+//! Watching other system services' properties: UPower's `OnBattery` and its display
+//! device's `Percentage`, and power-profiles-daemon's `ActiveProfile` (under its current name
+//! and the legacy one that bookworm ships). Services may be absent, appear later, restart or
+//! leave; each watcher reports the value while the service is there and `None` when it leaves.
+//! No polling: PropertiesChanged and NameOwnerChanged only.
 
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
@@ -11,7 +11,7 @@ use zbus::zvariant::OwnedValue;
 use zbus::Connection;
 
 /// A property of another service.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Watched {
     pub service: &'static str,
     pub path: &'static str,
@@ -24,6 +24,15 @@ pub const UPOWER_ON_BATTERY: Watched = Watched {
     path: "/org/freedesktop/UPower",
     interface: "org.freedesktop.UPower",
     property: "OnBattery",
+};
+
+/// The charge of the battery (or all batteries together) as the desktop shows it, 0-100; 0
+/// when there is no battery.
+pub const UPOWER_DISPLAY_PERCENTAGE: Watched = Watched {
+    service: "org.freedesktop.UPower",
+    path: "/org/freedesktop/UPower/devices/DisplayDevice",
+    interface: "org.freedesktop.UPower.Device",
+    property: "Percentage",
 };
 
 pub const PPD_ACTIVE_PROFILE: Watched = Watched {
@@ -41,12 +50,13 @@ pub const PPD_LEGACY_ACTIVE_PROFILE: Watched = Watched {
     property: "ActiveProfile",
 };
 
-/// Reports `watched`'s value on `tx` as `(watched.service, Some(value))`, and `None` while
-/// the service is absent. Ends when the receiver is gone or the bus connection fails.
+/// Reports `watched`'s value on `tx` as `(watched, Some(value))`, and `None` while the
+/// service is absent (one service may have several watched properties). Ends when the receiver
+/// is gone or the bus connection fails.
 pub async fn watch(
     conn: Connection,
     watched: Watched,
-    tx: mpsc::UnboundedSender<(&'static str, Option<OwnedValue>)>,
+    tx: mpsc::UnboundedSender<(Watched, Option<OwnedValue>)>,
 ) -> zbus::Result<()> {
     let dbus = zbus::fdo::DBusProxy::new(&conn).await?;
     let mut owners = dbus
@@ -59,7 +69,7 @@ pub async fn watch(
         .build()
         .await?;
     let mut changes = props.receive_properties_changed().await?;
-    let send = |value: Option<OwnedValue>| tx.send((watched.service, value)).is_ok();
+    let send = |value: Option<OwnedValue>| tx.send((watched, value)).is_ok();
 
     // The service may be there already.
     let name = BusName::try_from(watched.service)?;

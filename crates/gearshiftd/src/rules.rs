@@ -13,6 +13,13 @@
 //!   then fails and falls back again, which the person at the machine sees and can settle.
 //!
 //! This module is pure bookkeeping; the daemon applies the result.
+//!
+//! The battery level adds events of the same kind, all part of the battery rule (its section
+//! is at the end): plugging in with an AC profile configured selects that profile, an event
+//! like the others, instead of restoring what was there before the unplug; the charge falling
+//! below the threshold on battery selects the low-battery profile; the charge climbing back
+//! above the threshold plus the hysteresis restores what that replaced, and plugging in ends
+//! it as it ends the battery profile.
 
 use gearshift_types::Settings;
 
@@ -24,6 +31,10 @@ pub enum Reason {
     User,
     Hold,
     Battery,
+    /// On battery with the charge below `[auto] low_battery_percent`.
+    LowBattery,
+    /// Plugged in, with `[auto] ac_profile` set.
+    Ac,
     PowerProfile,
     /// The chosen profile kept failing: the last known good one runs instead.
     Fallback,
@@ -36,6 +47,8 @@ impl Reason {
             Reason::User => "user",
             Reason::Hold => "hold",
             Reason::Battery => "battery",
+            Reason::LowBattery => "low-battery",
+            Reason::Ac => "ac",
             Reason::PowerProfile => "power-profile",
             Reason::Fallback => "fallback",
         }
@@ -66,6 +79,9 @@ pub struct Rules {
     base: Choice,
     /// The base before the battery rule replaced it, restored on replug.
     before_battery: Option<Choice>,
+    /// The base before the low-battery rule replaced it; only meaningful while the base is
+    /// the low-battery rule's (every use checks), so other events need not clear it.
+    before_low: Option<Choice>,
     holds: Vec<Hold>,
     next_cookie: u32,
 }
@@ -75,6 +91,7 @@ impl Rules {
         Self {
             base,
             before_battery: None,
+            before_low: None,
             holds: Vec::new(),
             next_cookie: 0,
         }
@@ -151,7 +168,7 @@ impl Rules {
     /// The power source changed (only called while the battery rule is on).
     pub fn power_source(&mut self, on_battery: bool, battery: (String, Settings)) {
         if on_battery {
-            if self.base.reason != Reason::Battery {
+            if !is_battery_rule(self.base.reason) {
                 self.before_battery = Some(self.base.clone());
             }
             self.base = Choice {
@@ -159,7 +176,7 @@ impl Rules {
                 settings: battery.1,
                 reason: Reason::Battery,
             };
-        } else if let Some(before) = self.before_battery.take() {
+        } else if let Some(before) = self.before_battery.take().or_else(|| self.end_low()) {
             self.base = before;
         }
     }
@@ -173,6 +190,59 @@ impl Rules {
             settings: mapped.1,
             reason: Reason::PowerProfile,
         };
+    }
+}
+
+// ---- the battery level: AC profile and low battery ----
+
+/// The base is the battery rule's own (unplugged, maybe low): a second "on battery" must not
+/// remember it as what to restore on replug.
+fn is_battery_rule(reason: Reason) -> bool {
+    matches!(reason, Reason::Battery | Reason::LowBattery)
+}
+
+impl Rules {
+    /// Plugged in with an AC profile configured (only called while the battery rule is on):
+    /// unlike a plain replug this is an event of its own, so it replaces whatever the base was,
+    /// the user's choice on battery included, and nothing is left to restore.
+    pub fn plugged_in(&mut self, ac: (String, Settings)) {
+        self.before_battery = None;
+        self.before_low = None;
+        self.base = Choice {
+            profile: ac.0,
+            settings: ac.1,
+            reason: Reason::Ac,
+        };
+    }
+
+    /// The charge fell below the threshold on battery (only called while the battery rule is
+    /// on): the low-battery profile replaces the base, which is kept to restore.
+    pub fn battery_low(&mut self, low: (String, Settings)) {
+        if self.base.reason != Reason::LowBattery {
+            self.before_low = Some(self.base.clone());
+        }
+        self.base = Choice {
+            profile: low.0,
+            settings: low.1,
+            reason: Reason::LowBattery,
+        };
+    }
+
+    /// The charge climbed back above the threshold plus the hysteresis, still on battery:
+    /// what the low-battery rule replaced comes back, unless another event came since.
+    pub fn battery_recovered(&mut self) {
+        if let Some(before) = self.end_low() {
+            self.base = before;
+        }
+    }
+
+    /// What the low-battery rule replaced, if the base is still its choice.
+    fn end_low(&mut self) -> Option<Choice> {
+        if self.base.reason == Reason::LowBattery {
+            self.before_low.take()
+        } else {
+            None
+        }
     }
 }
 

@@ -80,6 +80,8 @@ fn an_older_daemon_has_no_reason_and_a_newer_one_says_why() {
     for (reason, word) in [
         ("user", "You chose"),
         ("battery", "battery"),
+        ("low-battery", "battery is low"),
+        ("ac", "AC power"),
         ("power-profile", "power-saver"),
         ("default", "default"),
         ("fallback", "kept failing"),

@@ -74,6 +74,112 @@ fn invalid_values_are_rejected() {
     }
 }
 
+// ---- the battery level: AC and low-battery profiles ----
+
+#[test]
+fn battery_level_keys_are_read() {
+    let config = parse(
+        "[auto]\nac_profile = \"throughput\"\nlow_battery_percent = 15\n\
+         low_battery_profile = \"fifo\"\n",
+    )
+    .expect("parses");
+    let name = |p: Option<&ProfileConfig>| p.map(|p| p.name.clone());
+    assert_eq!(name(config.ac_profile()), Some("throughput".into()));
+    let (percent, profile) = config.low_battery().expect("the low-battery rule");
+    assert_eq!((percent, profile.name.as_str()), (15, "fifo"));
+    // The range's ends are in it.
+    for percent in [1, 99] {
+        let text = format!("[auto]\nlow_battery_percent = {percent}\n");
+        let config = parse(&text).expect("parses");
+        assert_eq!(config.auto.low_battery_percent, Some(percent));
+    }
+}
+
+#[test]
+fn without_the_new_keys_the_battery_level_rules_are_off() {
+    let config = Config::default();
+    assert!(config.ac_profile().is_none(), "replug restores, as before");
+    assert!(config.low_battery().is_none());
+    // A threshold alone: "low-power", else the default profile.
+    let config = parse("[auto]\nlow_battery_percent = 10\n").expect("parses");
+    let (_, profile) = config.low_battery().expect("the low-battery rule");
+    assert_eq!(profile.name, "low-power");
+    let custom = parse(
+        "default_profile = \"a\"\n[auto]\nlow_battery_percent = 10\n\
+         [[profile]]\nname = \"a\"\nmode = \"fifo\"\n",
+    )
+    .expect("parses");
+    assert_eq!(
+        custom.low_battery().map(|(_, p)| p.name.as_str()),
+        Some("a")
+    );
+}
+
+#[test]
+fn a_bad_low_battery_percent_names_the_key_the_value_and_the_line() {
+    for (value, words) in [
+        ("0", "auto.low_battery_percent = 0 is out of range"),
+        ("100", "auto.low_battery_percent = 100 is out of range"),
+        ("150", "auto.low_battery_percent = 150 is out of range"),
+        ("-5", "auto.low_battery_percent = -5 is out of range"),
+        ("300000000000", "= 300000000000 is out of range"),
+        // No whole number: serde's words, with the key in what was expected.
+        ("\"20\"", "string \"20\""),
+        ("20.5", "20.5"),
+        ("true", "boolean `true`"),
+        ("[20]", "sequence"),
+    ] {
+        let text = format!("autostart = false\n[auto]\nlow_battery_percent = {value}\n");
+        let err = parse(&text).expect_err(value);
+        let message = err.to_string();
+        let line_3 = matches!(err, ConfigError::Syntax { line: 3, .. });
+        assert!(
+            line_3
+                && message.contains(words)
+                && message.contains("auto.low_battery_percent")
+                && message.contains("from 1 to 99"),
+            "{value}: {message}"
+        );
+    }
+}
+
+#[test]
+fn battery_level_profiles_must_exist_and_need_their_threshold() {
+    for (text, words) in [
+        (
+            "[auto]\nac_profile = \"nope\"\n",
+            "auto.ac_profile = \"nope\"",
+        ),
+        (
+            "[auto]\nlow_battery_percent = 20\nlow_battery_profile = \"nope\"\n",
+            "auto.low_battery_profile = \"nope\" is not one of the profiles",
+        ),
+        (
+            "[auto]\nlow_battery_profile = \"fifo\"\n",
+            "needs auto.low_battery_percent",
+        ),
+    ] {
+        match parse(text) {
+            Err(e @ ConfigError::Invalid { .. }) => {
+                assert!(e.to_string().contains(words), "{text}: {e}")
+            }
+            other => panic!("{text}: expected Invalid, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_broken_low_battery_percent_means_the_defaults_as_a_whole() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("config.toml");
+    std::fs::write(
+        &path,
+        "autostart = false\n[auto]\nac_profile = \"fifo\"\nlow_battery_percent = 0\n",
+    )
+    .expect("write");
+    assert_eq!(Config::load_or_default(&path), Config::default());
+}
+
 #[test]
 fn broken_file_falls_back_to_defaults() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -162,6 +162,129 @@ fn power_profile_events_and_user_choices_alternate() {
     assert_eq!(now(&r), is("interactive", "power-profile"));
 }
 
+// ---- the battery level: AC profile and low battery ----
+
+fn throughput() -> (String, Settings) {
+    ("throughput".into(), s(Mode::Interactive, false))
+}
+
+#[test]
+fn low_battery_replaces_the_battery_profile_and_recovery_restores_it() {
+    let mut r = rules();
+    r.user_choice(fifo().0, fifo().1);
+    r.power_source(true, throughput());
+    assert_eq!(now(&r), is("throughput", "battery"));
+    r.battery_low(low_power());
+    assert_eq!(now(&r), is("low-power", "low-battery"));
+    // A repeated "low" keeps what to restore.
+    r.battery_low(low_power());
+    r.battery_recovered();
+    assert_eq!(now(&r), is("throughput", "battery"));
+    // Low again, then replug: what was there before the unplug.
+    r.battery_low(low_power());
+    r.power_source(false, throughput());
+    assert_eq!(now(&r), is("fifo", "user"));
+}
+
+#[test]
+fn low_battery_is_an_event_over_the_users_choice_on_battery() {
+    let mut r = rules();
+    r.power_source(true, throughput());
+    r.user_choice(fifo().0, fifo().1);
+    r.battery_low(low_power());
+    assert_eq!(now(&r), is("low-power", "low-battery"));
+    // Recovering brings back the user's choice; so does replugging instead.
+    r.battery_recovered();
+    assert_eq!(now(&r), is("fifo", "user"));
+    r.battery_low(low_power());
+    r.power_source(false, throughput());
+    assert_eq!(now(&r), is("fifo", "user"));
+}
+
+#[test]
+fn the_users_choice_on_low_battery_stands_until_the_next_event() {
+    let mut r = rules();
+    r.power_source(true, throughput());
+    r.battery_low(low_power());
+    r.user_choice(fifo().0, fifo().1);
+    assert_eq!(now(&r), is("fifo", "user"));
+    // Recovering is not the low-battery rule's to undo any more.
+    r.battery_recovered();
+    assert_eq!(now(&r), is("fifo", "user"));
+    // Neither is replugging (as with the battery profile).
+    r.power_source(false, throughput());
+    assert_eq!(now(&r), is("fifo", "user"));
+    // The next low-battery event counts again.
+    r.power_source(true, throughput());
+    r.battery_low(low_power());
+    assert_eq!(now(&r), is("low-power", "low-battery"));
+}
+
+#[test]
+fn a_power_mode_change_on_low_battery_is_not_undone_by_recovery() {
+    let mut r = rules();
+    r.power_source(true, throughput());
+    r.battery_low(low_power());
+    r.power_profile(interactive());
+    r.battery_recovered();
+    assert_eq!(now(&r), is("interactive", "power-profile"));
+}
+
+#[test]
+fn a_hold_beats_low_battery_and_releasing_it_uncovers_it() {
+    let mut r = rules();
+    let cookie = r.hold(hold(fifo(), ":1.5"));
+    r.power_source(true, throughput());
+    r.battery_low(low_power());
+    assert_eq!(now(&r), is("fifo", "hold"));
+    assert!(r.release(cookie, Some(":1.5")));
+    assert_eq!(now(&r), is("low-power", "low-battery"));
+}
+
+#[test]
+fn a_second_on_battery_reading_does_not_remember_low_battery_for_replug() {
+    let mut r = rules();
+    r.user_choice(fifo().0, fifo().1);
+    r.power_source(true, throughput());
+    r.battery_low(low_power());
+    // The rule turned on again while on battery: its event, then low again.
+    r.power_source(true, throughput());
+    r.battery_low(low_power());
+    r.power_source(false, throughput());
+    assert_eq!(now(&r), is("fifo", "user"));
+}
+
+#[test]
+fn with_an_ac_profile_plugging_in_selects_it() {
+    let mut r = rules();
+    r.user_choice(fifo().0, fifo().1);
+    r.power_source(true, throughput());
+    r.battery_low(low_power());
+    r.plugged_in(interactive());
+    assert_eq!(now(&r), is("interactive", "ac"));
+    // It is an event: it replaces the user's choice made on battery too…
+    r.power_source(true, throughput());
+    r.user_choice(fifo().0, fifo().1);
+    r.plugged_in(interactive());
+    assert_eq!(now(&r), is("interactive", "ac"));
+    // …which then stands on AC until the next event; unplugging remembers it for later.
+    r.user_choice(fifo().0, fifo().1);
+    r.power_source(true, throughput());
+    r.power_source(false, throughput());
+    assert_eq!(now(&r), is("fifo", "user"));
+}
+
+#[test]
+fn a_hold_beats_the_ac_profile() {
+    let mut r = rules();
+    r.hold(hold(fifo(), ":1.5"));
+    r.power_source(true, throughput());
+    r.plugged_in(interactive());
+    assert_eq!(now(&r), is("fifo", "hold"));
+    r.release_owner(":1.5");
+    assert_eq!(now(&r), is("interactive", "ac"));
+}
+
 #[test]
 fn a_power_profile_event_on_battery_is_not_undone_by_replug() {
     let mut r = rules();

@@ -53,16 +53,22 @@ where
     }
 }
 
-/// State as read fresh from the daemon (not the proxy's cache).
-pub async fn state(proxy: &Scheduler1Proxy<'_>) -> String {
-    let props = zbus::fdo::PropertiesProxy::builder(proxy.inner().connection())
+/// The daemon's object's org.freedesktop.DBus.Properties, for fresh reads and
+/// PropertiesChanged.
+pub async fn properties(conn: &zbus::Connection) -> zbus::fdo::PropertiesProxy<'static> {
+    zbus::fdo::PropertiesProxy::builder(conn)
         .destination(gearshift_dbus::BUS_NAME)
         .expect("dest")
         .path(gearshift_dbus::OBJECT_PATH)
         .expect("path")
         .build()
         .await
-        .expect("properties proxy");
+        .expect("properties proxy")
+}
+
+/// State as read fresh from the daemon (not the proxy's cache).
+pub async fn state(proxy: &Scheduler1Proxy<'_>) -> String {
+    let props = properties(proxy.inner().connection()).await;
     let value = props
         .get(
             zbus::names::InterfaceName::from_static_str_unchecked(gearshift_dbus::INTERFACE),
