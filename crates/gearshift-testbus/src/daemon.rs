@@ -204,6 +204,19 @@ impl DaemonUnderTest {
         }
     }
 
+    /// Sets what the fake kernel says about sched_ext ("enabled" with gearshift's ops, or
+    /// "disabled"), as the kernel does when it ends or re-attaches a scheduler on its own.
+    pub fn set_kernel_state(&self, state: &str) {
+        let dir = self.sysfs_root.join("kernel/sched_ext");
+        std::fs::write(dir.join("state"), format!("{state}\n")).expect("sched_ext state");
+        let ops = if state == "enabled" {
+            "gearshift\n"
+        } else {
+            ""
+        };
+        std::fs::write(dir.join("root/ops"), ops).expect("sched_ext ops");
+    }
+
     /// The daemon's log so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("gearshiftd.log")).unwrap_or_default()

@@ -503,10 +503,21 @@ impl Daemon {
     /// that is not is handled as a failure: stopped, reported and restarted by the restart
     /// policy, instead of leaving the machine on the kernel's scheduler with State "running".
     pub async fn check_after_resume(self: &Arc<Self>) {
+        let Some(generation) = self.running_generation().await else {
+            return;
+        };
+        // A CPU hotplug around the sleep makes the kernel end the scheduler, which re-attaches
+        // on its own and says so (State "starting"), but only once its loop sees the exit:
+        // under load, after this check has run. So the kernel gets the start timeout to run
+        // it again before a disabled scheduler counts as a failure.
+        let deadline =
+            Instant::now() + Duration::from_millis(self.config.scheduler.start_timeout_ms);
+        while !self.kernel_enabled() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
         let mut sup = self.supervision.lock().await;
-        let state = self.model().state;
-        if state != SchedulerState::Running || !sup.child_alive() {
-            tracing::info!("resumed from sleep (scheduler {state})");
+        if self.running_child(&sup) != Some(generation) {
+            tracing::info!("resumed from sleep (scheduler {})", self.model().state);
             return;
         }
         let problem = if !self.kernel_enabled() {
@@ -524,11 +535,26 @@ impl Daemon {
         match problem {
             None => tracing::info!("resumed from sleep: the scheduler runs"),
             Some(reason) => {
-                tracing::warn!("{reason}");
+                tracing::warn!("resumed from sleep: {reason}");
                 self.end_child(&mut sup).await;
                 self.on_failure(&mut sup, reason).await;
             }
         }
+    }
+
+    /// The generation of the scheduler process if it runs (State "running", alive).
+    async fn running_generation(&self) -> Option<u64> {
+        let sup = self.supervision.lock().await;
+        let generation = self.running_child(&sup);
+        if generation.is_none() {
+            tracing::info!("resumed from sleep (scheduler {})", self.model().state);
+        }
+        generation
+    }
+
+    fn running_child(&self, sup: &Supervision) -> Option<u64> {
+        let running = self.model().state == SchedulerState::Running && sup.child_alive();
+        sup.child.as_ref().filter(|_| running).map(|c| c.generation)
     }
 
     /// A stats snapshot from the running scheduler.
