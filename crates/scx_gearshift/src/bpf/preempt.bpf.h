@@ -141,19 +141,6 @@ static bool preempt_for(struct task_struct *p, s32 prev_cpu, s32 nr_cpus, bool l
 
 	if (!preempt_enabled)
 		return false;
-	/*
-	 * A latency-critical burst takes the CPU its wakeup runs on first: the timer or device
-	 * interrupt that woke it is being handled here, so preempting this CPU costs no IPI and
-	 * the burst starts as soon as the interrupt returns. On an emulated machine an IPI waits
-	 * until the host gets round to the target vCPU, which is most of a frame's latency.
-	 */
-	if (latency) {
-		cpu = bpf_get_smp_processor_id();
-		if (cpu != prev_cpu && victim_rank(cpu, p, deadline, latency) == 2) {
-			preempt_cpu(cpu);
-			return true;
-		}
-	}
 	rank = victim_rank(prev_cpu, p, deadline, latency);
 	if (rank == 2) {
 		preempt_cpu(prev_cpu);
