@@ -148,7 +148,10 @@ stop_sched
     );
     assert_eq!(out.status, 0);
     let busy = number(&out, "busy");
-    assert!(busy >= 99.0, "CPUs busy {busy}% with 2 hogs on 2 CPUs");
+    // A CPU left idle while a hog waits (the failure this guards against) shows as 50-75 %.
+    // The 99.5 % target lives in the benchmark: on a host busy with other VMs the emulated
+    // CPUs' accounting alone measured 91.9 and 98.5 % with nothing wrong in the scheduler.
+    assert!(busy >= 90.0, "CPUs busy {busy}% with 2 hogs on 2 CPUs");
     assert_eq!(field(&out, "hackbench_status"), Some("0"));
     assert_eq!(field(&out, "still"), Some("enabled"));
 }
