@@ -89,10 +89,7 @@ impl Daemon {
             );
         }
         self.update(|m| {
-            m.settings = effective.settings;
-            m.profile = effective.profile;
-            m.profile_reason = effective.reason;
-            m.holds = holds;
+            show_choice(m, effective, holds);
             // A fallback's explanation ends with the fallback.
             if note_ended && m.state == SchedulerState::Running {
                 m.reason.clear();
@@ -398,6 +395,15 @@ fn restore(config: &Config, profile: &str, mode: Mode, preemption: bool) -> Opti
             None
         }
     }
+}
+
+/// Shows the rules' answer in the model: the effective profile, its settings and reason, and
+/// the holds.
+pub(crate) fn show_choice(m: &mut Model, effective: Choice, holds: Vec<Hold>) {
+    m.settings = effective.settings;
+    m.profile = effective.profile;
+    m.profile_reason = effective.reason;
+    m.holds = holds;
 }
 
 /// The model, rules and last known good profile at start: the saved choice if it is still

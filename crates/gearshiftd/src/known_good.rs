@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use gearshift_dbus::SchedulerState;
 use gearshift_types::Settings;
 
+use crate::choices::show_choice;
 use crate::daemon::{Daemon, Event, Supervision};
 
 /// A profile name ("custom" included) and the settings the scheduler runs with for it.
@@ -143,13 +144,7 @@ impl Daemon {
         let released = sup.rules.fall_back(good.profile, good.settings);
         let effective = sup.rules.effective();
         let holds = sup.rules.holds().to_vec();
-        self.update(|m| {
-            m.profile = effective.profile;
-            m.settings = effective.settings;
-            m.profile_reason = effective.reason;
-            m.holds = holds;
-        })
-        .await;
+        self.update(|m| show_choice(m, effective, holds)).await;
         self.save(sup);
         sup.policy.reset();
         sup.fell_back = Some(note.clone());
