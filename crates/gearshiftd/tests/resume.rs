@@ -12,16 +12,7 @@ use futures_util::StreamExt;
 const LOGIND: &str = "org.freedesktop.login1";
 
 async fn running_world_with_logind() -> World {
-    let double =
-        gearshift_testbus::repo_root().join("crates/gearshift-testbus/scheduler_double.py");
-    let mut w = world(Setup {
-        config: Some(format!(
-            "autostart = true\n[scheduler]\npath = {:?}\nstart_timeout_ms = 3000\n",
-            double.display().to_string()
-        )),
-        ..Setup::default()
-    })
-    .await;
+    let mut w = world(with_restart_config("autostart = true", 3000, "")).await;
     w.bus.start_template("logind", LOGIND);
     wait_state(&w.proxy, "running", SECS_10).await;
     // gearshiftd follows logind once it has seen its name owner: announce until it answers.

@@ -12,20 +12,6 @@ fn with_config(extra: &str) -> Setup {
     with_restart_config(extra, 2000, "")
 }
 
-/// `extra` at the top, `restart` added to the quick [restart] timings of the tests.
-fn with_restart_config(extra: &str, start_timeout_ms: u32, restart: &str) -> Setup {
-    let double =
-        gearshift_testbus::repo_root().join("crates/gearshift-testbus/scheduler_double.py");
-    Setup {
-        config: Some(format!(
-            "{extra}\n[scheduler]\npath = {:?}\nstart_timeout_ms = {start_timeout_ms}\n\
-             [restart]\nmax_failures = 3\nwindow_s = 30\ninitial_backoff_ms = 200\nmax_backoff_ms = 800\n{restart}\n",
-            double.display().to_string()
-        )),
-        ..Setup::default()
-    }
-}
-
 #[tokio::test]
 async fn a_crash_is_reported_and_the_scheduler_restarted() {
     let w = default_world().await;
