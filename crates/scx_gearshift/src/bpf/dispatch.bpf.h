@@ -143,6 +143,7 @@ static void dispatch_from_user(const struct gs_dispatched_task *d)
 	}
 	tctx->interactive = d->flags & GS_DISPATCH_INTERACTIVE;
 	tctx->in_prio = false;
+	tctx->queued_at = scx_bpf_now();
 
 	if (cpu == GS_CPU_ANY && tctx->interactive) {
 		/* The policy's deadline is in vruntime; this DSQ orders by prio_deadline(). */
@@ -153,7 +154,7 @@ static void dispatch_from_user(const struct gs_dispatched_task *d)
 		kick_idle_for_regular(p);
 	} else {
 		scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), slice, d->vtime, 0);
-		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		kick_idle(cpu);
 	}
 out:
 	bpf_task_release(p);
@@ -199,7 +200,7 @@ static bool go_home(struct task_struct *p, u64 enq_flags)
 	if (cpu < 0)
 		return false;
 	scx_bpf_dsq_insert(p, cpu_dsq(cpu), slice_max_ns, enq_flags);
-	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	kick_idle(cpu);
 	return true;
 }
 
@@ -245,10 +246,13 @@ static bool take_from(u64 dsq, s32 cpu, bool numa)
 
 /*
  * The load tick's backstop for every mode: a task that has waited in a shared DSQ well past
- * a slice while an idle CPU that would take it sleeps gets that CPU woken. The wakeup paths
- * should never leave such a task behind (low-power mode, for one, relies on busy CPUs taking
- * waiters at their next dispatch); this bounds the wait if they do, instead of the sched_ext
- * watchdog ejecting the scheduler ~30 s later.
+ * a slice while an idle CPU that would take it sleeps, and nobody has woken that CPU, gets
+ * it woken. The wakeup paths and kick_for_waiting() should never leave such a task behind;
+ * this bounds the wait if they do, instead of the sched_ext watchdog ejecting the scheduler
+ * ~30 s later, and nr_rescue_kicks says they did (the soak expects 0). The wait counts from
+ * when the task entered the DSQ, not from its enqueue: time spent with user space is not a
+ * CPU left asleep. A CPU kicked that has not run ops.dispatch() since is on its way (in an
+ * emulated machine a woken vCPU can take several milliseconds to run).
  */
 static void rescue_overdue(u64 dsq, bool numa)
 {
@@ -263,13 +267,14 @@ static void rescue_overdue(u64 dsq, bool numa)
 		if (++seen > GS_PULL_SCAN)
 			break;
 		tctx = lookup_task_ctx(p);
-		if (!tctx || now <= tctx->enq_at || now - tctx->enq_at < starvation_ns + 2 * slice_max_ns)
+		if (!tctx || !time_after(now, tctx->queued_at + starvation_ns + 2 * slice_max_ns))
 			continue;
 		idle = scx_bpf_get_idle_cpumask();
 		bpf_for(cpu, 0, nr_cpu_ids) {
 			if (cpu >= GS_MAX_CPUS)
 				break;
-			if (bpf_cpumask_test_cpu(cpu, idle) && may_pull(cpu, p, numa)) {
+			if (bpf_cpumask_test_cpu(cpu, idle) && !wakeup_pending(cpu) &&
+			    may_pull(cpu, p, numa)) {
 				found = cpu;
 				break;
 			}
@@ -279,7 +284,7 @@ static void rescue_overdue(u64 dsq, bool numa)
 		break;
 	}
 	if (found >= 0) {
-		scx_bpf_kick_cpu(found, SCX_KICK_IDLE);
+		kick_idle(found);
 		stat_inc(nr_rescue_kicks);
 	}
 }

@@ -35,13 +35,13 @@ static s32 pick_idle_in(struct task_struct *p, s32 prev_cpu, u64 wake_flags,
 		return -EBUSY;
 	if (mask == p->cpus_ptr || bpf_cpumask_test_cpu(cpu, mask))
 		return cpu;
-	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	kick_idle(cpu);
 	cpu = scx_bpf_pick_idle_cpu(mask, 0);
 	if (cpu < 0)
 		return -EBUSY;
 	if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 		return cpu;
-	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	kick_idle(cpu);
 	return -EBUSY;
 }
 
@@ -58,15 +58,17 @@ static s32 cpu_within(struct task_struct *p, s32 prev_cpu, const struct cpumask 
 
 /*
  * One pass over the active set in packing order, among the CPUs @p may use: the first busy
- * one (negative if none), and in *@first_idle the first idle one (negative if none). @idle:
- * the idle cpumask, held by the caller.
+ * one (negative if none), in *@first_idle the first idle one (negative if none) and in
+ * *@nr_busy how many are busy. @idle: the idle cpumask, held by the caller.
  */
 static s32 active_cpus_for(const struct task_struct *p, const struct cpumask *active,
-			   const struct cpumask *idle, s32 *first_idle)
+			   const struct cpumask *idle, s32 *first_idle, u32 *nr_busy)
 {
+	s32 first_busy = -1;
 	u32 i;
 
 	*first_idle = -1;
+	*nr_busy = 0;
 	bpf_for(i, 0, nr_pack) {
 		s32 c = pack_order[i & (GS_MAX_CPUS - 1)];
 
@@ -74,12 +76,15 @@ static s32 active_cpus_for(const struct task_struct *p, const struct cpumask *ac
 			break;
 		if (!bpf_cpumask_test_cpu(c, p->cpus_ptr))
 			continue;
-		if (!bpf_cpumask_test_cpu(c, idle))
-			return c;
-		if (*first_idle < 0)
+		if (!bpf_cpumask_test_cpu(c, idle)) {
+			if (first_busy < 0)
+				first_busy = c;
+			(*nr_busy)++;
+		} else if (*first_idle < 0) {
 			*first_idle = c;
+		}
 	}
-	return -1;
+	return first_busy;
 }
 
 /*
@@ -91,12 +96,13 @@ static s32 busy_active_cpu(struct task_struct *p, s32 prev_cpu, const struct cpu
 {
 	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
 	s32 cpu, first_idle;
+	u32 nr_busy;
 
 	if (bpf_cpumask_test_cpu(prev_cpu, active) && bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr) &&
 	    !bpf_cpumask_test_cpu(prev_cpu, idle))
 		cpu = prev_cpu;
 	else
-		cpu = active_cpus_for(p, active, idle, &first_idle);
+		cpu = active_cpus_for(p, active, idle, &first_idle, &nr_busy);
 	scx_bpf_put_idle_cpumask(idle);
 	return cpu;
 }
@@ -153,7 +159,7 @@ static bool kick_idle_cpu(const struct cpumask *mask)
 
 	if (cpu < 0)
 		return false;
-	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	kick_idle(cpu);
 	return true;
 }
 
@@ -171,23 +177,41 @@ static void kick_for_usersched(void)
 	scx_bpf_put_cpumask(online);
 }
 
+static u64 nr_shared_queued(void); /* modes.bpf.h */
+
+/*
+ * Low-power mode: an idle active CPU @p may use that a waiter should wake, or negative. Busy
+ * active CPUs take one waiter each at their next dispatch (or one preemption), so a waiter
+ * wakes no CPU while they can absorb the queue; beyond that it does: the active set is sized
+ * to the load, and a CPU of it left asleep beside a queue is capacity lost.
+ */
+static s32 spare_active_cpu(const struct task_struct *p, const struct cpumask *active)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	s32 busy, cpu;
+	u32 nr_busy;
+
+	busy = active_cpus_for(p, active, idle, &cpu, &nr_busy);
+	scx_bpf_put_idle_cpumask(idle);
+	if (cpu >= 0 && busy >= 0 && nr_shared_queued() <= nr_busy)
+		return -1;
+	return cpu;
+}
+
 /*
  * Wakes an idle CPU for a regular task: one of its home node, or of another node only when
  * it may leave home (the load tick retries while it waits). In low-power mode, only an active
- * CPU, and none while an active CPU @p may use runs a task, unless @p may use none of them.
+ * CPU, and only the one spare_active_cpu() names (or any, if @p may use none of them).
  */
 static void kick_idle_for_regular(struct task_struct *p)
 {
-	const struct cpumask *active = lowpower_cpus(), *home, *idle;
-	s32 node, cpu, busy;
+	const struct cpumask *active = lowpower_cpus(), *home;
+	s32 node, cpu;
 
 	if (active && bpf_cpumask_intersects(active, p->cpus_ptr)) {
-		/* A busy active CPU takes it at its next dispatch (select_wake_cpu()). */
-		idle = scx_bpf_get_idle_cpumask();
-		busy = active_cpus_for(p, active, idle, &cpu);
-		scx_bpf_put_idle_cpumask(idle);
-		if (busy < 0 && cpu >= 0)
-			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		cpu = spare_active_cpu(p, active);
+		if (cpu >= 0)
+			kick_idle(cpu);
 		return;
 	}
 	node = home_node(p);
@@ -200,9 +224,10 @@ static void kick_idle_for_regular(struct task_struct *p)
 
 /*
  * Finds a CPU for an interactive task, which runs at once in every mode: an idle one (of its
- * home node first), or in low-power mode preferably a busy one it preempts, else an idle
- * active one; CPUs outside the active set are never woken for it. False when nothing was
- * kicked. @latency: the task's burst is latency-critical (preempt_for()).
+ * home node first), or in low-power mode a busy one it preempts unless the queue has outgrown
+ * the busy CPUs (spare_active_cpu()), else an idle active one; CPUs outside the active set
+ * are never woken for it. False when nothing was kicked. @latency: the task's burst is
+ * latency-critical (preempt_for()).
  */
 static bool kick_idle_for_interactive(struct task_struct *p, bool latency)
 {
@@ -210,13 +235,18 @@ static bool kick_idle_for_interactive(struct task_struct *p, bool latency)
 	s32 cpu, node;
 
 	if (active && bpf_cpumask_intersects(active, p->cpus_ptr)) {
+		cpu = spare_active_cpu(p, active);
+		if (cpu >= 0) {
+			kick_idle(cpu);
+			return true;
+		}
 		if (preempt_for(p, scx_bpf_task_cpu(p), nr_cpu_ids, latency))
 			return true;
 		cpu = scx_bpf_pick_idle_cpu(active, 0);
 		if (cpu < 0)
 			return false;
 		/* Claimed: kick it even if @p may not use it, so it is not left marked busy. */
-		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		kick_idle(cpu);
 		return bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
 	}
 	node = home_node(p);

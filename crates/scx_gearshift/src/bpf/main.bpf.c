@@ -108,6 +108,7 @@ void BPF_STRUCT_OPS(gearshift_enqueue, struct task_struct *p, u64 enq_flags)
 	tctx = lookup_task_ctx(p);
 	if (tctx) {
 		tctx->enq_at = scx_bpf_now();
+		tctx->queued_at = tctx->enq_at;
 		weight_refresh(p, tctx);
 	}
 	if (is_critical_kthread(p) || is_usersched_helper(p)) {
@@ -140,7 +141,10 @@ void BPF_STRUCT_OPS(gearshift_enqueue, struct task_struct *p, u64 enq_flags)
 void BPF_STRUCT_OPS(gearshift_dispatch, s32 cpu, struct task_struct *prev)
 {
 	bool sched_work, interactive_first;
+	struct cpu_ctx *dctx = lookup_cpu_ctx(cpu);
 
+	if (dctx)
+		dctx->dispatched_ns = scx_bpf_now();
 	drain_user_dispatches();
 	counters.nr_shared_waiting = nr_shared_queued();
 	/* Latency-critical bursts go before everything, the scheduler included. */

@@ -123,18 +123,26 @@ static void update_active_mask(void)
 	counters.nr_active_cpus = want;
 }
 
-/*
- * A regular task queued while every CPU it could use looked busy waits for one to free up;
- * if one went idle meanwhile without taking it, wake it now.
- */
-static void kick_for_waiting(void)
+/* Wakes an idle CPU the first task of @dsq may use, as a regular wakeup would. */
+static void kick_for_first(u64 dsq)
 {
 	struct task_struct *p;
 
-	bpf_for_each(scx_dsq, p, GS_SHARED_DSQ, 0) {
+	bpf_for_each(scx_dsq, p, dsq, 0) {
 		kick_idle_for_regular(p);
 		break;
 	}
+}
+
+/*
+ * A task queued while every CPU it could use looked busy waits for one to free up; if one
+ * went idle meanwhile without taking it (or low-power mode's active set grew), wake it now.
+ */
+static void kick_for_waiting(void)
+{
+	kick_for_first(GS_LAT_DSQ);
+	kick_for_first(GS_PRIO_DSQ);
+	kick_for_first(GS_SHARED_DSQ);
 }
 
 static void rescue_overdue_tasks(void); /* dispatch.bpf.h */

@@ -34,6 +34,9 @@ struct cpu_ctx {
 	u64 started_ns;
 	/* A task counted in counters.nr_running runs here. */
 	bool counted;
+	/* When it was last kicked out of idle, and when it last looked for work (ops.dispatch). */
+	u64 kicked_ns;
+	u64 dispatched_ns;
 };
 
 struct {
@@ -48,6 +51,24 @@ static struct cpu_ctx *lookup_cpu_ctx(s32 cpu)
 	u32 key = cpu;
 
 	return bpf_map_lookup_elem(&cpu_ctx_stor, &key);
+}
+
+/* Wakes @cpu if it is idle, so that it looks for work (ops.dispatch()). */
+static void kick_idle(s32 cpu)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+
+	if (cctx)
+		cctx->kicked_ns = scx_bpf_now();
+	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+}
+
+/* Whether @cpu was kicked and has not looked for work since: a wakeup is on its way. */
+static bool wakeup_pending(s32 cpu)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+
+	return cctx && time_after(cctx->kicked_ns, cctx->dispatched_ns);
 }
 
 /*

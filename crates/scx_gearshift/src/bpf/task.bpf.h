@@ -10,6 +10,8 @@ struct task_ctx {
 	u32 cpumask_gen;
 	/* When the task was last enqueued (how long it has been waiting). */
 	u64 enq_at;
+	/* When it last entered a DSQ: at enqueue, or when user space's decision arrived. */
+	u64 queued_at;
 	/* NUMA node the task belongs on (topo.bpf.h); -1 until it first runs. */
 	s32 home_node;
 	/* When the task last woke up: the start of its current burst. */
