@@ -3,6 +3,8 @@
 //!
 //! stress-ng 0.15 (bookworm) has no `--race-sched`, the stressor that ejects schedulers racing
 //! affinity changes; 0.19 (trixie) has it. Nothing is installed into the system.
+//!
+//! Also scxctl, scx_loader's client, built from crates.io at a pinned version into the cache.
 
 use std::path::PathBuf;
 use std::process::Command;

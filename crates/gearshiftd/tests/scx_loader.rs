@@ -146,7 +146,7 @@ async fn live_introspection_matches_the_contract() {
 }
 
 #[tokio::test]
-async fn scxctl_lists_gets_restarts_and_stops_gearshift() {
+async fn scxctl_lists_gets_restarts_stops_and_restores_gearshift() {
     let w = loader_world().await;
     let bus = &w.bus;
     let out = succeeded(&scxctl(bus, None, &["list"]));
@@ -195,6 +195,12 @@ async fn scxctl_lists_gets_restarts_and_stops_gearshift() {
     let out = failed(&scxctl(bus, None, &["restart"]));
     assert!(out.contains("No scheduler is running to restart"), "{out}");
     assert_eq!(state(&w.proxy).await, "stopped");
+
+    // restore calls RestoreDefault, which starts scx_gearshift, and only then fails to name it.
+    let out = failed(&scxctl(bus, None, &["restore"]));
+    assert!(out.contains("scx_gearshift is not supported"), "{out}");
+    assert_eq!(state(&w.proxy).await, "running");
+    assert_eq!(w.proxy.profile().await.unwrap(), "interactive");
 }
 
 /// Waits for a PropertiesChanged of org.scx.Loader that sets `name` to `want`.
