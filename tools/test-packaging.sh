@@ -164,6 +164,19 @@ python3 -c 'import json,sys; s=json.loads(sys.argv[1]); assert s["state"]=="unsu
 # Anyone may read (the installed bus policy); root may switch profiles (saved for the next start).
 runuser -u nobody -- env DBUS_SYSTEM_BUS_ADDRESS="$DBUS_SYSTEM_BUS_ADDRESS" \
   /usr/bin/gearshiftctl list-profiles >/dev/null || fail "nobody cannot read over the installed policy"
+# The installed policy lets the daemon own scx_loader's name (asked for after its own) and
+# anyone read it.
+for _ in $(seq 100); do
+  runuser -u nobody -- env DBUS_SYSTEM_BUS_ADDRESS="$DBUS_SYSTEM_BUS_ADDRESS" \
+    dbus-send --system --print-reply --dest=org.scx.Loader /org/scx/Loader \
+    org.freedesktop.DBus.Properties.Get string:org.scx.Loader string:SupportedSchedulers \
+    2>/dev/null | grep -q '"scx_gearshift"' && break
+  sleep 0.1
+done
+runuser -u nobody -- env DBUS_SYSTEM_BUS_ADDRESS="$DBUS_SYSTEM_BUS_ADDRESS" \
+  dbus-send --system --print-reply --dest=org.scx.Loader /org/scx/Loader \
+  org.freedesktop.DBus.Properties.Get string:org.scx.Loader string:SupportedSchedulers |
+  grep -q '"scx_gearshift"' || { cat "$WORK/gearshiftd.log" >&2; fail "org.scx.Loader is not served over the installed policy"; }
 gearshiftctl profile throughput >&2
 [ "$(gearshiftctl profile)" = throughput ] || fail "profile not switched"
 set +e; gearshiftctl start 2>/dev/null; code=$?; set -e

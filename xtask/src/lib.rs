@@ -5,7 +5,7 @@
 //! - [`kconfig`]: parsing and checking a kernel's `config` file.
 //! - [`download`]: verified downloads with progress.
 //! - [`kernel`]: obtaining a sched_ext-capable kernel (Debian's or the user's own).
-//! - [`tools`]: test tools newer than Debian 12 has (stress-ng with `--race-sched`).
+//! - [`tools`]: test tools newer than Debian 12 has (stress-ng with `--race-sched`), and scxctl.
 //! - [`vm`]: booting that kernel with virtme-ng and running a command inside as root.
 
 pub mod apt;

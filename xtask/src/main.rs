@@ -57,7 +57,7 @@ enum Cmd {
     },
     /// Instructions and allocations per task of the user-space policy (callgrind).
     BenchPolicy,
-    /// Fetch the test tools Debian 12 lacks (stress-ng 0.19); print the stress-ng launcher.
+    /// Fetch the test tools Debian 12 lacks (stress-ng 0.19) and scxctl; print their paths.
     Tools,
     /// Soak: gearshiftd + scx_gearshift (release builds) under rotating load, D-Bus switches
     /// and CPU hotplug; prints what happened and fails if anything went wrong.
@@ -202,6 +202,7 @@ fn main() -> Result<ExitCode> {
         }
         Cmd::Tools => {
             println!("{}", xtask::tools::stress_ng(&cache)?.display());
+            println!("{}", xtask::tools::scxctl(&cache)?.display());
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Soak {

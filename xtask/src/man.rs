@@ -48,9 +48,9 @@ fn pages() -> Vec<Page> {
             files: &[
                 (
                     "/etc/gearshift/config.toml",
-                    "Configuration: profiles, autostart, automatic rules. Not installed: without \
-                     it the built-in defaults apply. A documented example is \
-                     /usr/share/doc/gearshift/examples/config.toml.",
+                    "Configuration: profiles, autostart, automatic rules, scx_loader \
+                     compatibility ([compat]). Not installed: without it the built-in defaults \
+                     apply. A documented example is /usr/share/doc/gearshift/examples/config.toml.",
                 ),
                 (
                     "/var/lib/gearshift/state.json",

@@ -3,6 +3,8 @@
 //!
 //! stress-ng 0.15 (bookworm) has no `--race-sched`, the stressor that ejects schedulers racing
 //! affinity changes; 0.19 (trixie) has it. Nothing is installed into the system.
+//!
+//! Also scxctl, scx_loader's client, built from crates.io at a pinned version into the cache.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -88,4 +90,50 @@ pub fn stress_ng(cache: &Cache) -> Result<PathBuf, KernelError> {
         )));
     }
     Ok(launcher)
+}
+
+/// scx_loader's command-line client, pinned: gearshiftd's `org.scx.Loader` is tested with it.
+pub const SCXCTL_VERSION: &str = "1.1.3";
+
+/// scxctl from crates.io, built into the cache on first use (a few minutes, once).
+pub fn scxctl(cache: &Cache) -> Result<PathBuf, KernelError> {
+    let name = format!("scxctl-{SCXCTL_VERSION}");
+    let root = cache.root().join("tools").join(&name);
+    let bin = root.join("bin/scxctl");
+    if bin.is_file() {
+        return Ok(bin);
+    }
+    eprintln!("tools: building scxctl {SCXCTL_VERSION} from crates.io (a few minutes, once)");
+    let build_dir = cache.root().join("tools").join(format!("{name}.build"));
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args([
+            "install",
+            "--locked",
+            "--quiet",
+            "--version",
+            SCXCTL_VERSION,
+        ])
+        .arg("--root")
+        .arg(&root)
+        // Its own target dir: the tests that call this run under `cargo test`, which holds
+        // the lock of the workspace's.
+        .arg("--target-dir")
+        .arg(&build_dir)
+        .arg("scxctl")
+        .env_remove("CARGO_TARGET_DIR")
+        // From the checkout, so that rust-toolchain.toml picks the project's toolchain.
+        .current_dir(crate::bus::repo_root())
+        .status()
+        .map_err(|source| KernelError::Io {
+            what: "running cargo install scxctl".into(),
+            source,
+        })?;
+    // The build tree is large and never reused.
+    let _ = std::fs::remove_dir_all(&build_dir);
+    if !status.success() || !bin.is_file() {
+        return Err(KernelError::Tool(format!(
+            "cargo install --version {SCXCTL_VERSION} scxctl"
+        )));
+    }
+    Ok(bin)
 }

@@ -67,9 +67,24 @@ pub struct TestBus {
 
 impl TestBus {
     pub fn start() -> Self {
+        Self::start_with(None)
+    }
+
+    /// A bus that can start (activate) the services described in `services` (`.service`
+    /// files), as the system bus does with /usr/share/dbus-1/system-services.
+    pub fn start_with_services(services: &Path) -> Self {
+        Self::start_with(Some(services))
+    }
+
+    fn start_with(services: Option<&Path>) -> Self {
         let dir = open_tempdir();
         let socket = dir.path().join("system_bus_socket");
-        let config = system_bus_config(&socket);
+        let config = match services {
+            None => system_bus_config(&socket),
+            Some(services) => {
+                xtask::bus::bus_config(&format!("unix:path={}", socket.display()), Some(services))
+            }
+        };
         let config_path = dir.path().join("bus.conf");
         std::fs::write(&config_path, config).expect("write bus config");
         let mut daemon = Command::new("dbus-daemon")
@@ -286,6 +301,18 @@ impl TestBus {
         self.call_iface_as(uid, gearshift_dbus::INTERFACE, method, signature, args)
     }
 
+    /// Calls `method` of another object on this bus as `uid` (see [`TestBus::call_as`]).
+    pub fn call_target_as(
+        &self,
+        uid: Option<u32>,
+        target: Target,
+        method: &str,
+        signature: &str,
+        args: &str,
+    ) -> CallResult {
+        self.call_python(uid, target, method, signature, args)
+    }
+
     /// Writes a property of gearshiftd as `uid`.
     pub fn set_property_as(&self, uid: Option<u32>, name: &str, json_value: &str) -> CallResult {
         let args = format!("[{:?}, {name:?}, {json_value}]", gearshift_dbus::INTERFACE);
@@ -300,16 +327,26 @@ impl TestBus {
         signature: &str,
         args: &str,
     ) -> CallResult {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("dbus_call.py");
-        let mut cmd = Command::new("/usr/bin/python3");
-        cmd.arg(script).args([
+        let target = (
             gearshift_dbus::BUS_NAME,
             gearshift_dbus::OBJECT_PATH,
             interface,
-            method,
-            signature,
-            args,
-        ]);
+        );
+        self.call_python(uid, target, method, signature, args)
+    }
+
+    fn call_python(
+        &self,
+        uid: Option<u32>,
+        (name, path, interface): Target,
+        method: &str,
+        signature: &str,
+        args: &str,
+    ) -> CallResult {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("dbus_call.py");
+        let mut cmd = Command::new("/usr/bin/python3");
+        cmd.arg(script)
+            .args([name, path, interface, method, signature, args]);
         run_as(self.env(&mut cmd), uid);
         let out = cmd.output().expect("python3 dbus_call.py");
         let text = String::from_utf8_lossy(&out.stdout);

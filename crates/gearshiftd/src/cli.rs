@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use clap::Parser;
 
 /// The Gearshift system service: runs the scx_gearshift scheduler and lets users switch its
-/// profiles over D-Bus (io.github.gearshift.Scheduler1).
+/// profiles over D-Bus (io.github.gearshift.Scheduler1; also scx_loader's org.scx.Loader, for
+/// scxctl, while no scx_loader has that name).
 #[derive(Parser, Debug)]
 #[command(name = "gearshiftd", version)]
 pub struct Cli {

@@ -27,6 +27,7 @@ pub struct Config {
     pub restart: RestartConfig,
     pub stats: StatsConfig,
     pub auto: AutoConfig,
+    pub compat: CompatConfig,
     #[serde(rename = "profile")]
     pub profiles: Vec<ProfileConfig>,
 }
@@ -95,6 +96,37 @@ pub struct PowerProfileMap {
     pub performance: Option<String>,
 }
 
+/// Other programs' D-Bus interfaces that gearshiftd also serves.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CompatConfig {
+    /// Serve scx_loader's `org.scx.Loader` (scxctl, scx-manager) while no one else owns it.
+    pub scx_loader: bool,
+    /// The profile each scx_loader mode selects; unset entries use the built-in mapping
+    /// (scx_loader.rs in the daemon).
+    pub scx_loader_modes: ScxLoaderModes,
+}
+
+/// Keys are scx_loader's own names for its modes (`scxctl switch -m powersave`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScxLoaderModes {
+    pub auto: Option<String>,
+    pub gaming: Option<String>,
+    pub powersave: Option<String>,
+    pub lowlatency: Option<String>,
+    pub server: Option<String>,
+}
+
+impl Default for CompatConfig {
+    fn default() -> Self {
+        Self {
+            scx_loader: true,
+            scx_loader_modes: ScxLoaderModes::default(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProfileConfig {
@@ -153,6 +185,7 @@ impl Default for Config {
             restart: RestartConfig::default(),
             stats: StatsConfig::default(),
             auto: AutoConfig::default(),
+            compat: CompatConfig::default(),
             profiles: default_profiles(),
         }
     }
@@ -273,6 +306,7 @@ impl Config {
         }
         let auto = &self.auto;
         let pp = &auto.power_profiles;
+        let modes = &self.compat.scx_loader_modes;
         for (key, name) in [
             ("auto.battery_profile", &auto.battery_profile),
             ("auto.ac_profile", &auto.ac_profile),
@@ -280,6 +314,11 @@ impl Config {
             ("auto.power_profiles.power-saver", &pp.power_saver),
             ("auto.power_profiles.balanced", &pp.balanced),
             ("auto.power_profiles.performance", &pp.performance),
+            ("compat.scx_loader_modes.auto", &modes.auto),
+            ("compat.scx_loader_modes.gaming", &modes.gaming),
+            ("compat.scx_loader_modes.powersave", &modes.powersave),
+            ("compat.scx_loader_modes.lowlatency", &modes.lowlatency),
+            ("compat.scx_loader_modes.server", &modes.server),
         ] {
             if let Some(name) = name {
                 if self.profile(name).is_none() {

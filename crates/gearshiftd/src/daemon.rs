@@ -190,6 +190,7 @@ impl Daemon {
         }
         if let Some(conn) = self.conn.get() {
             iface::publish(conn, changed).await;
+            crate::scx_loader::publish(conn).await;
         }
     }
 

@@ -11,6 +11,7 @@ mod polkit;
 mod power;
 mod restart;
 mod rules;
+mod scx_loader;
 mod sleep;
 mod stats;
 mod sysfs;
@@ -98,6 +99,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         .with_context(|| format!("owning {BUS_NAME} (is another gearshiftd running?)"))?;
     let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Ready]);
     tracing::info!("serving {BUS_NAME}");
+    if daemon.config.compat.scx_loader {
+        scx_loader::serve(&conn, daemon.clone()).await;
+    } else {
+        tracing::info!(
+            "not serving {}: [compat] scx_loader = false",
+            scx_loader::BUS_NAME
+        );
+    }
 
     if !daemon.sched_ext_supported() {
         tracing::warn!("{}", daemon.model().reason);

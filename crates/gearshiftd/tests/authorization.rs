@@ -6,15 +6,6 @@ mod common;
 use common::*;
 use gearshift_dbus::{ACTION_MANAGE, ACTION_SWITCH_PROFILE};
 
-const DENIED: &str = "org.freedesktop.DBus.Error.AccessDenied";
-
-fn denied(result: gearshift_testbus::CallResult) -> String {
-    match result {
-        Err((name, message)) if name == DENIED => message,
-        other => panic!("expected AccessDenied, got {other:?}"),
-    }
-}
-
 #[tokio::test]
 async fn unprivileged_callers_need_polkit() {
     let w = default_world().await;

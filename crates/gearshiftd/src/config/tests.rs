@@ -231,3 +231,30 @@ fn known_good_after_s_is_a_restart_key() {
     assert_eq!(config.restart.known_good_after_s, 5);
     assert_eq!(Config::default().restart.known_good_after_s, 60);
 }
+
+#[test]
+fn compat_keys_are_read_and_checked() {
+    assert!(Config::default().compat.scx_loader, "on by default");
+    let config =
+        parse("[compat]\nscx_loader = false\n[compat.scx_loader_modes]\ngaming = \"fifo\"\n")
+            .expect("parses");
+    assert!(!config.compat.scx_loader);
+    assert_eq!(
+        config.compat.scx_loader_modes.gaming.as_deref(),
+        Some("fifo")
+    );
+    let err = parse("[compat.scx_loader_modes]\nserver = \"turbo\"\n").unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("compat.scx_loader_modes.server") && text.contains("turbo"),
+        "{text}"
+    );
+    for text in [
+        "[compat]\nscx_loader = \"yes\"\n",
+        "[compat]\nscx_loder = true\n",
+        "[compat.scx_loader_modes]\nturbo = \"fifo\"\n",
+    ] {
+        let err = parse(text).unwrap_err();
+        assert!(err.to_string().contains("line"), "{text}: {err}");
+    }
+}

@@ -2,6 +2,7 @@
 //! with the scheduler double.
 #![allow(dead_code)]
 
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
@@ -109,4 +110,74 @@ pub fn with_restart_config(extra: &str, start_timeout_ms: u32, restart: &str) ->
         )),
         ..Setup::default()
     }
+}
+
+/// Methods, signals and properties of `interface` in an introspection XML, as comparable sets.
+pub fn shape(xml: &str, interface: &str) -> BTreeSet<String> {
+    let node = zbus_xml::Node::from_reader(xml.as_bytes()).expect("introspection parses");
+    let iface = node
+        .interfaces()
+        .iter()
+        .find(|i| i.name() == interface)
+        .unwrap_or_else(|| panic!("{interface} is not in the XML"));
+    let mut out = BTreeSet::new();
+    for m in iface.methods() {
+        let args: Vec<String> = m
+            .args()
+            .iter()
+            .map(|a| {
+                format!(
+                    "{}:{}:{:?}",
+                    a.name().unwrap_or_default(),
+                    a.ty().inner(),
+                    a.direction()
+                )
+            })
+            .collect();
+        out.insert(format!("method {}({})", m.name(), args.join(", ")));
+    }
+    for s in iface.signals() {
+        let args: Vec<String> = s
+            .args()
+            .iter()
+            .map(|a| format!("{}:{}", a.name().unwrap_or_default(), a.ty().inner()))
+            .collect();
+        out.insert(format!("signal {}({})", s.name(), args.join(", ")));
+    }
+    for p in iface.properties() {
+        out.insert(format!(
+            "property {} {} {:?}",
+            p.name(),
+            p.ty().inner(),
+            p.access()
+        ));
+    }
+    out
+}
+
+pub const DENIED: &str = "org.freedesktop.DBus.Error.AccessDenied";
+
+/// The message of an AccessDenied error; panics on anything else.
+pub fn denied(result: gearshift_testbus::CallResult) -> String {
+    match result {
+        Err((name, message)) if name == DENIED => message,
+        other => panic!("expected AccessDenied, got {other:?}"),
+    }
+}
+
+/// The introspection XML of `path` at `destination`.
+pub async fn introspect(
+    conn: &zbus::Connection,
+    destination: &str,
+    path: &str,
+) -> zbus::fdo::Result<String> {
+    zbus::fdo::IntrospectableProxy::builder(conn)
+        .destination(destination.to_owned())
+        .expect("destination")
+        .path(path.to_owned())
+        .expect("path")
+        .build()
+        .await?
+        .introspect()
+        .await
 }
