@@ -50,14 +50,80 @@ periodic_json() {
     printf '\n  }\n}\n'
 }
 
+# Where a periodic task's wakeup latency comes from, traced while it runs (when tracefs has the
+# events): the timer's lateness, from its expiry to its handler running (in an emulated
+# machine mostly the wait for the vCPU's turn on the host: no guest scheduler can shorten it),
+# and the scheduling delay, from the wakeup (sched_waking) to the task running on a CPU (what
+# the scheduler decides). rt-app's wakeup latency is about their sum.
+TRACEFS=/sys/kernel/tracing
+TRACE_EVENTS="sched/sched_waking sched/sched_switch timer/hrtimer_start timer/hrtimer_expire_entry"
+latency_trace_start() {
+    local e
+    [ -e $TRACEFS/events/sched/sched_waking ] || return 0
+    echo 0 > $TRACEFS/tracing_on
+    echo 8192 > $TRACEFS/buffer_size_kb
+    for e in $TRACE_EVENTS; do echo 1 > "$TRACEFS/events/$e/enable"; done
+    echo > $TRACEFS/trace
+    echo 1 > $TRACEFS/tracing_on
+}
+# Writes each periodic task's timer lateness and scheduling delays (µs, one per line) to
+# /tmp/trace-<task>.late and .delay.
+latency_trace_stop() {
+    local e names=""
+    rm -f /tmp/trace-*.late /tmp/trace-*.delay
+    [ -e $TRACEFS/events/sched/sched_waking ] || return 0
+    echo 0 > $TRACEFS/tracing_on
+    for e in $TRACE_EVENTS; do echo 0 > "$TRACEFS/events/$e/enable"; done
+    for spec in $PERIODIC_TASKS; do names="$names ${spec%%:*}"; done
+    # Lines: "<comm>-<pid> [cpu] flags <seconds>: <event>: key=value ...". rt-app names each
+    # thread after its task. A timer is matched by its address; a wakeup by the task's pid.
+    awk -v names="$names" '
+        function task(c,   i) { for (i in want) if (index(c, i) == 1) return i; return "" }
+        function val(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
+        BEGIN { n = split(names, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
+        {
+            for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) break
+            if (i >= NF) next
+            ts = substr($i, 1, length($i) - 1) * 1e6; ev = $(i + 1)
+            if (ev == "hrtimer_start:") {
+                t = task($1)
+                if (t != "" && val("function") == "hrtimer_wakeup") { tt[val("hrtimer")] = t; due[val("hrtimer")] = val("expires") }
+            } else if (ev == "hrtimer_expire_entry:") {
+                h = val("hrtimer")
+                if (h in tt) { printf "%d\n", (val("now") - due[h]) / 1000 > ("/tmp/trace-" tt[h] ".late"); delete tt[h] }
+            } else if (ev == "sched_waking:") {
+                t = task(val("comm"))
+                if (t != "") { woke[val("pid")] = ts; wt[val("pid")] = t }
+            } else if (ev == "sched_switch:") {
+                p = val("next_pid")
+                if (p in woke) { printf "%d\n", ts - woke[p] > ("/tmp/trace-" wt[p] ".delay"); delete woke[p] }
+            }
+        }' $TRACEFS/trace
+    echo > $TRACEFS/trace
+}
+# `result` lines for the p50 and p99 of the values in file $3, as metric $2 of scheduler $1.
+percentiles() {
+    [ -s "$3" ] || return 0
+    sort -n "$3" | awk -v s="$1" -v m="$2" '
+        { a[NR] = $1 }
+        END {
+            i50 = int(NR * 0.50); if (i50 < 1) i50 = 1
+            i99 = int(NR * 0.99); if (i99 < 1) i99 = 1
+            printf "result %s %s_p50_us %d\nresult %s %s_p99_us %d\n", s, m, a[i50], s, m, a[i99]
+        }'
+}
+
 # Runs the periodic tasks for $3 seconds and reports, per task, for scheduler $1 under load $2:
 # periods run, deadline misses (periods not completed on time: overruns plus the periods an
-# overrun skipped, as % of the periods there were) and wakeup latency p50/p99/max (µs).
+# overrun skipped, as % of the periods there were), wakeup latency p50/p99/max (µs), and its
+# two parts, timer lateness and scheduling delay, p50/p99 (µs).
 periodic_measure() {
     local sched=$1 load=$2 secs=$3 spec name period run log expected
     rm -rf /tmp/rtapp && mkdir -p /tmp/rtapp
     periodic_json "$secs" > /tmp/rtapp.json
+    latency_trace_start
     (cd /tmp && rt-app /tmp/rtapp.json > /tmp/rtapp.out 2>&1)
+    latency_trace_stop
     for spec in $PERIODIC_TASKS; do
         IFS=: read -r name period run <<< "$spec"
         log=$(ls /tmp/rtapp/rt-"$name"-*.log 2>/dev/null | head -1)
@@ -87,6 +153,8 @@ periodic_measure() {
                 printf "result %s %s_wu_p99_us %d\n", s, m, a[i99]
                 printf "result %s %s_wu_max_us %d\n", s, m, a[NR]
             }' /tmp/wulat
+        percentiles "$sched" "${name}_${load}_timer_late" "/tmp/trace-$name.late"
+        percentiles "$sched" "${name}_${load}_sched_delay" "/tmp/trace-$name.delay"
         if [ "${SAMPLES:-1}" = 1 ]; then
             echo "samples $sched ${name}_${load}_wu_us $(tr '\n' ' ' < /tmp/wulat)"
         fi

@@ -43,6 +43,18 @@ stop_sched
                 number(&out, &format!("{m}_wu_p99_us")) <= number(&out, &format!("{m}_wu_max_us")),
                 "{m}: percentiles are ordered"
             );
+            // The wakeup latency's two parts, traced: every period's timer and wakeup was
+            // matched to the task (the trace parser follows the kernel's event format).
+            for part in ["timer_late", "sched_delay"] {
+                let (p50, p99) = (
+                    number(&out, &format!("{m}_{part}_p50_us")),
+                    number(&out, &format!("{m}_{part}_p99_us")),
+                );
+                assert!(
+                    0.0 <= p50 && p50 <= p99,
+                    "{m}: {part} p50 {p50} ≤ p99 {p99}"
+                );
+            }
         }
     }
     assert!(
