@@ -22,6 +22,7 @@ APT_PACKAGES=(
   libxml2-utils polkitd   # data/ file tests: xmllint, polkit's policy DTD
   desktop-file-utils      # gearshift-tray tests: the autostart file
   gjs nodejs              # GNOME Shell extension tests (gjs; eslint: install_eslint)
+  gnome-shell             # the extension in a real, headless gnome-shell (gearshift-tray/tests/gnome_shell.rs)
   libgtk-4-dev libadwaita-1-dev gettext appstream   # the app (gearshift-app), po/, metainfo
   debhelper lintian makepkg rpm rpmlint man-db     # packaging (tools/test-packaging.sh)
   pacman-package-manager  # makepkg looks pacman up at start and fails without it

@@ -23,12 +23,47 @@ pub const TIMEOUT: Duration = Duration::from_secs(20);
 pub struct SessionBus {
     address: String,
     daemon: Child,
+    _config: Option<tempfile::TempDir>,
 }
 
 impl SessionBus {
     pub fn start() -> Self {
+        Self::spawn(&["--session".into()], None)
+    }
+
+    /// A session bus that starts no services: a name nobody owns is unknown at once, instead
+    /// of being activated from /usr/share/dbus-1/services with the caller's real home (and
+    /// outliving the test). For a whole desktop shell, which asks for many.
+    pub fn start_without_activation() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = dir.path().join("session.conf");
+        std::fs::write(
+            &config,
+            format!(
+                r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:dir={}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"#,
+                dir.path().display()
+            ),
+        )
+        .expect("session bus config");
+        Self::spawn(&[format!("--config-file={}", config.display())], Some(dir))
+    }
+
+    fn spawn(args: &[String], config: Option<tempfile::TempDir>) -> Self {
         let mut daemon = Command::new("dbus-daemon")
-            .args(["--session", "--nofork", "--print-address"])
+            .args(args)
+            .args(["--nofork", "--print-address"])
             .stdout(Stdio::piped())
             .spawn()
             .expect("dbus-daemon (apt package dbus)");
@@ -38,7 +73,11 @@ impl SessionBus {
             .expect("session bus address");
         let address = line.trim().to_owned();
         assert!(!address.is_empty(), "dbus-daemon printed no address");
-        Self { address, daemon }
+        Self {
+            address,
+            daemon,
+            _config: config,
+        }
     }
 
     pub fn address(&self) -> &str {
@@ -300,6 +339,11 @@ pub struct World {
 
 impl World {
     pub async fn start() -> Self {
+        Self::start_with(SessionBus::start()).await
+    }
+
+    /// The world with this session bus.
+    pub async fn start_with(session: SessionBus) -> Self {
         let mut system = TestBus::start();
         system.start_polkit();
         system.polkit_allow(&[
@@ -313,7 +357,6 @@ impl World {
             .build()
             .await
             .expect("proxy");
-        let session = SessionBus::start();
         let (tx, registered) = mpsc::unbounded_channel();
         let watcher = Watcher {
             items: Vec::new(),
