@@ -260,10 +260,10 @@ impl Shell {
     }
 
     /// Clicks the actor `code` evaluates to until `effect` holds. On a loaded machine the
-    /// shell now and then drops a virtual click that its pick said would land (seen about one
-    /// run in three under `stress-ng --cpu 3` on 2 cores); a click that did land is not sent
-    /// again, because the effect shows first. `effect` must hold as soon as the click is
-    /// handled (gearshiftd's "starting", not "running").
+    /// shell now and then drops a virtual click that its pick said would land (2 runs of 5
+    /// under `stress-ng --cpu 3` on 2 cores); a click that did land is not sent again,
+    /// because the effect shows first. `effect` must hold as soon as the click is handled
+    /// (gearshiftd's "starting", not "running").
     async fn click_until<F, Fut>(&self, code: &str, what: &str, mut effect: F)
     where
         F: FnMut() -> Fut,
@@ -272,12 +272,8 @@ impl Shell {
         let deadline = Instant::now() + 2 * support::TIMEOUT;
         loop {
             self.click(code).await;
-            let retry_at = Instant::now() + CLICK_EFFECT;
-            while Instant::now() < retry_at {
-                if effect().await {
-                    return;
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
+            if support::holds_within(CLICK_EFFECT, &mut effect).await {
+                return;
             }
             assert!(
                 Instant::now() < deadline,

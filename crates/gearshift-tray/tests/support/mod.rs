@@ -456,14 +456,31 @@ pub async fn menu_until(
 }
 
 /// Polls `probe` until it holds.
-pub async fn eventually<F, Fut>(what: &str, mut probe: F)
+pub async fn eventually<F, Fut>(what: &str, probe: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
-    let deadline = Instant::now() + TIMEOUT;
-    while !probe().await {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+    assert!(
+        holds_within(TIMEOUT, probe).await,
+        "timed out waiting for {what}"
+    );
+}
+
+/// Polls `probe` until it holds (true) or `within` has passed (false).
+pub async fn holds_within<F, Fut>(within: Duration, mut probe: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        if probe().await {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
