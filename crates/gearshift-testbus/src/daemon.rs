@@ -19,6 +19,9 @@ pub struct Setup {
     pub config: Option<String>,
     /// Use the real scx_gearshift at this path instead of the double (VM tests).
     pub real_scheduler: Option<PathBuf>,
+    /// Lines added to the default config's `[restart]` table (e.g. `known_good_after_s = 1`);
+    /// ignored when `config` is given.
+    pub restart_extra: String,
 }
 
 impl Default for Setup {
@@ -27,6 +30,7 @@ impl Default for Setup {
             supported: true,
             config: None,
             real_scheduler: None,
+            restart_extra: String::new(),
         }
     }
 }
@@ -115,8 +119,9 @@ impl DaemonUnderTest {
             .unwrap_or_else(|| repo_root().join("crates/gearshift-testbus/scheduler_double.py"));
         let config = setup.config.unwrap_or_else(|| {
             format!(
-                "autostart = false\n[scheduler]\npath = {:?}\nstart_timeout_ms = 10000\n{TEST_TIMINGS}",
-                scheduler.display().to_string()
+                "autostart = false\n[scheduler]\npath = {:?}\nstart_timeout_ms = 10000\n{TEST_TIMINGS}{}\n",
+                scheduler.display().to_string(),
+                setup.restart_extra
             )
         });
         std::fs::write(dir.path().join("config.toml"), config).expect("config");

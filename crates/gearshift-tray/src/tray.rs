@@ -77,6 +77,14 @@ impl ksni::Tray for GearshiftTray {
         ksni::Category::SystemServices
     }
 
+    fn status(&self) -> ksni::Status {
+        if self.view.needs_attention() {
+            ksni::Status::NeedsAttention
+        } else {
+            ksni::Status::Active
+        }
+    }
+
     fn icon_name(&self) -> String {
         self.view.icon_name()
     }

@@ -52,6 +52,12 @@ impl DaemonStatus {
         self.text("Profile")
     }
 
+    /// gearshiftd runs the last profile that worked because the chosen one kept failing
+    /// (ProfileReason "fallback"); StateReason says which one failed and why.
+    pub fn fell_back(&self) -> bool {
+        self.text("ProfileReason") == "fallback"
+    }
+
     pub fn mode(&self) -> String {
         self.text("Mode")
     }
@@ -109,7 +115,15 @@ impl View {
         };
         let state = d.state();
         if state == SchedulerState::Running {
-            return None;
+            // A fallback runs: the daemon's words name the profile that failed and why.
+            return d.fell_back().then(|| {
+                let reason = d.state_reason();
+                if reason.is_empty() {
+                    "Running the last profile that worked".to_owned()
+                } else {
+                    reason
+                }
+            });
         }
         let words = match state {
             SchedulerState::Stopped => "Scheduler stopped",
@@ -124,6 +138,14 @@ impl View {
         } else {
             format!("{words}: {reason}")
         })
+    }
+
+    /// Whether the item asks for the user's attention: the scheduler failed, or runs a
+    /// fallback because the chosen profile kept failing.
+    pub fn needs_attention(&self) -> bool {
+        self.daemon
+            .as_ref()
+            .is_some_and(|d| d.state() == SchedulerState::Failed || d.fell_back())
     }
 
     /// Tooltip title and body.
@@ -234,6 +256,51 @@ mod tests {
             last_error: None,
         };
         assert_eq!(running.status_line(), None);
+    }
+
+    #[test]
+    fn a_fallback_is_shown_while_running_and_asks_for_attention() {
+        let mut d = status("running", "interactive");
+        let plain = View {
+            daemon: Some(d.clone()),
+            last_error: None,
+        };
+        assert!(!plain.needs_attention());
+        d.apply(HashMap::from([
+            ("ProfileReason".to_owned(), owned(Value::from("fallback"))),
+            (
+                "StateReason".to_owned(),
+                owned(Value::from(
+                    "Fell back to profile interactive: profile fifo failed 3 times",
+                )),
+            ),
+        ]));
+        let view = View {
+            daemon: Some(d.clone()),
+            last_error: None,
+        };
+        assert_eq!(
+            view.status_line().as_deref(),
+            Some("Fell back to profile interactive: profile fifo failed 3 times")
+        );
+        assert!(view.tooltip().1.contains("profile fifo failed"));
+        assert!(view.needs_attention());
+        // The next choice is the user's again: the line and the attention go.
+        d.apply(HashMap::from([
+            ("ProfileReason".to_owned(), owned(Value::from("user"))),
+            ("StateReason".to_owned(), owned(Value::from(""))),
+        ]));
+        let view = View {
+            daemon: Some(d),
+            last_error: None,
+        };
+        assert_eq!(view.status_line(), None);
+        assert!(!view.needs_attention());
+        assert!(View {
+            daemon: Some(status("failed", "interactive")),
+            last_error: None
+        }
+        .needs_attention());
     }
 
     #[test]

@@ -108,8 +108,8 @@ fn builds_and_packs_both_versions() {
     assert!(modern.contains("export default class"), "{modern}");
 }
 
-/// Runs tests/client.test.js with gjs (`legacy`: against the 43-44 build's module) and
-/// restarts gearshiftd when it asks.
+/// Runs tests/client.test.js with gjs (`legacy`: against the 43-44 build's module), restarts
+/// gearshiftd when it asks and makes the scheduler fail in fifo mode when it asks.
 fn gjs_client(legacy: bool) {
     let mut bus = TestBus::start();
     bus.start_polkit();
@@ -117,7 +117,12 @@ fn gjs_client(legacy: bool) {
         gearshift_dbus::ACTION_SWITCH_PROFILE,
         gearshift_dbus::ACTION_MANAGE,
     ]);
-    let mut daemon = DaemonUnderTest::start(&bus, Setup::default());
+    // A profile counts as known good after 1 s of clean running, so a fallback can be tried.
+    let setup = Setup {
+        restart_extra: "known_good_after_s = 1".into(),
+        ..Setup::default()
+    };
+    let mut daemon = DaemonUnderTest::start(&bus, setup);
     let out = tempfile::tempdir().expect("tempdir");
     let mut cmd = Command::new("gjs");
     cmd.arg("-m")
@@ -140,6 +145,8 @@ fn gjs_client(legacy: bool) {
             daemon.crash();
             std::thread::sleep(Duration::from_millis(300));
             daemon.restart();
+        } else if line == "fail-fifo-now" {
+            daemon.double.fail_in_mode(Some("fifo"));
         }
         lines.push(line);
     }

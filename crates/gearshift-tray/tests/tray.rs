@@ -8,7 +8,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use support::{checked_profiles, find, menu_until, next_menu_signal, World};
+use gearshift_testbus::Setup;
+use support::{checked_profiles, find, menu_until, next_menu_signal, SessionBus, World};
 
 const ICON_DIR: &str = "data/icons/hicolor/symbolic/apps";
 
@@ -131,6 +132,53 @@ async fn shows_state_and_survives_daemon_restart() {
         checked_profiles(m) == ["fifo"] && m.iter().all(|i| i.label != "gearshiftd is not running")
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fallback_shows_and_asks_for_attention() {
+    // A profile counts as known good after 1 s of clean running.
+    let setup = Setup {
+        restart_extra: "known_good_after_s = 1".into(),
+        ..Setup::default()
+    };
+    let mut w = World::start_with_setup(SessionBus::start(), setup).await;
+    w.proxy.start().await.expect("Start");
+    let item = w.start_tray().await;
+    menu_until(&item, "interactive checked", |m| {
+        checked_profiles(m) == ["interactive"]
+    })
+    .await;
+    assert_eq!(item.status().await, "Active");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+
+    // fifo keeps failing: gearshiftd goes back to interactive, and the tray says why.
+    w.daemon.double.fail_in_mode(Some("fifo"));
+    w.proxy.set_profile("fifo").await.expect("SetProfile");
+    let menu = menu_until(&item, "the fallback line", |m| {
+        m.iter()
+            .any(|i| i.label.starts_with("Fell back to profile interactive"))
+    })
+    .await;
+    let line = menu
+        .iter()
+        .find(|i| i.label.starts_with("Fell back"))
+        .expect("line");
+    assert!(line.label.contains("profile fifo failed"), "{menu:#?}");
+    assert!(!line.enabled, "a label, not an action: {menu:#?}");
+    assert_eq!(checked_profiles(&menu), ["interactive"]);
+    support::eventually("NeedsAttention", || async {
+        item.status().await == "NeedsAttention"
+    })
+    .await;
+
+    // The user's next choice ends it.
+    w.daemon.double.fail_in_mode(None);
+    item.click(find(&menu, "low-power").id).await;
+    menu_until(&item, "low-power, no fallback line", |m| {
+        checked_profiles(m) == ["low-power"] && m.iter().all(|i| !i.label.starts_with("Fell back"))
+    })
+    .await;
+    support::eventually("Active again", || async { item.status().await == "Active" }).await;
 }
 
 #[test]

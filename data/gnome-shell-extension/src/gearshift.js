@@ -16,6 +16,7 @@ const INTERFACE_XML = `<node>
     <property name="State" type="s" access="read"/>
     <property name="StateReason" type="s" access="read"/>
     <property name="Profile" type="s" access="readwrite"/>
+    <property name="ProfileReason" type="s" access="read"/>
     <property name="Profiles" type="aa{sv}" access="read"/>
     <property name="Mode" type="s" access="read"/>
     <property name="Preemption" type="b" access="readwrite"/>
@@ -34,10 +35,13 @@ function unpack(proxy, name, fallback) {
     return value ? value.recursiveUnpack() : fallback;
 }
 
-// What the toggle shows for a snapshot: pure, so tests check it without a shell.
+// What the toggle shows for a snapshot: pure, so tests check it without a shell. While a
+// fallback runs (the chosen profile kept failing), the subtitle says so and the menu shows
+// gearshiftd's words on what failed, as while the scheduler is off.
 export function describe(snapshot) {
     const running = snapshot.state === 'running';
-    let subtitle = snapshot.profile;
+    const fellBack = running && snapshot.profileReason === 'fallback';
+    let subtitle = fellBack ? `${snapshot.profile} (fallback)` : snapshot.profile;
     if (!running)
         subtitle = snapshot.state === 'unsupported' ? 'Not supported' : `Off (${snapshot.profile})`;
     return {
@@ -51,7 +55,7 @@ export function describe(snapshot) {
             active: p.name === snapshot.profile,
         })),
         preemption: snapshot.preemption,
-        reason: running ? '' : snapshot.stateReason,
+        reason: running && !fellBack ? '' : snapshot.stateReason,
     };
 }
 
@@ -88,8 +92,8 @@ export const SchedulerClient = class SchedulerClient {
         const proxy = this._proxy;
         if (!proxy || proxy.g_name_owner === null) {
             return {
-                available: false, state: '', stateReason: '', profile: '', profiles: [],
-                mode: '', preemption: false,
+                available: false, state: '', stateReason: '', profile: '', profileReason: '',
+                profiles: [], mode: '', preemption: false,
             };
         }
         return {
@@ -97,6 +101,7 @@ export const SchedulerClient = class SchedulerClient {
             state: unpack(proxy, 'State', ''),
             stateReason: unpack(proxy, 'StateReason', ''),
             profile: unpack(proxy, 'Profile', ''),
+            profileReason: unpack(proxy, 'ProfileReason', ''),
             profiles: unpack(proxy, 'Profiles', []),
             mode: unpack(proxy, 'Mode', ''),
             preemption: unpack(proxy, 'Preemption', false),

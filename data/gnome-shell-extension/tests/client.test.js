@@ -5,7 +5,8 @@
 // usage: gjs -m client.test.js            the ES module (GNOME 45+ build)
 //        gjs -m client.test.js BUILD_DIR  the converted legacy module of the 43-44 build
 //
-// Prints "restart-now" when the test should restart gearshiftd, "ok" at the end.
+// Prints "restart-now" when the test should restart gearshiftd, "fail-fifo-now" when the
+// scheduler should start failing in fifo mode, "ok" at the end.
 
 import Gio from 'gi://Gio';
 import GLib from 'gi://GLib';
@@ -25,6 +26,15 @@ function assertEqual(actual, expected, what) {
     const a = JSON.stringify(actual), e = JSON.stringify(expected);
     if (a !== e)
         throw new Error(`${what}: got ${a}, expected ${e}`);
+}
+
+function sleep(ms) {
+    return new Promise(resolve => {
+        GLib.timeout_add(GLib.PRIORITY_DEFAULT, ms, () => {
+            resolve();
+            return GLib.SOURCE_REMOVE;
+        });
+    });
 }
 
 // Collects snapshots and lets the test wait for one that satisfies a predicate.
@@ -118,6 +128,25 @@ async function main() {
     s = await recorder.waitFor('gearshiftd back', x => x.available && x.profile !== '');
     assertEqual(G.describe(s).visible, true, 'shown again');
     assertEqual(s.profile, 'fifo', 'the daemon kept the profile');
+
+    // A profile that keeps failing: gearshiftd goes back to the last one that worked, and
+    // the toggle says so, with the daemon's words on what failed.
+    await client.setProfile('interactive');
+    await client.setRunning(true);
+    await recorder.waitFor('interactive running', x => x.state === 'running' &&
+        x.profile === 'interactive');
+    await sleep(2000); // known good after 1 s of clean running (the Rust side's config)
+    print('fail-fifo-now');
+    await sleep(500);
+    await client.setProfile('fifo');
+    // Each property comes in a signal of its own: wait for the whole picture.
+    s = await recorder.waitFor('the fallback', x => x.state === 'running' &&
+        x.profileReason === 'fallback' && x.profile === 'interactive' &&
+        x.stateReason.startsWith('Fell back'));
+    view = G.describe(s);
+    assertEqual([view.checked, view.subtitle], [true, 'interactive (fallback)'], 'fallback');
+    if (!view.reason.includes('profile fifo failed'))
+        throw new Error(`fallback reason: got ${JSON.stringify(view.reason)}`);
     client.destroy();
 }
 

@@ -246,6 +246,11 @@ impl ItemClient {
         self.item_property("IconName").await.try_into().expect("s")
     }
 
+    /// Active, Passive or NeedsAttention.
+    pub async fn status(&self) -> String {
+        self.item_property("Status").await.try_into().expect("s")
+    }
+
     /// The whole menu (GetLayout of the root, all levels, all properties).
     pub async fn layout(&self) -> Vec<Item> {
         let reply = self
@@ -344,13 +349,18 @@ impl World {
 
     /// The world with this session bus.
     pub async fn start_with(session: SessionBus) -> Self {
+        Self::start_with_setup(session, Setup::default()).await
+    }
+
+    /// The world with this session bus and gearshiftd set up so.
+    pub async fn start_with_setup(session: SessionBus, setup: Setup) -> Self {
         let mut system = TestBus::start();
         system.start_polkit();
         system.polkit_allow(&[
             gearshift_dbus::ACTION_SWITCH_PROFILE,
             gearshift_dbus::ACTION_MANAGE,
         ]);
-        let daemon = DaemonUnderTest::start(&system, Setup::default());
+        let daemon = DaemonUnderTest::start(&system, setup);
         let conn = system.connect().await;
         let proxy = Scheduler1Proxy::builder(&conn)
             .cache_properties(zbus::proxy::CacheProperties::No)
