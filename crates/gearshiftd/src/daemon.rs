@@ -448,6 +448,10 @@ impl Daemon {
                     }
                     self.set_state(SchedulerState::Running, running_reason(sup, &self.config))
                         .await;
+                    // A clean run starts again: a change made while it re-attached ended the
+                    // one being timed, and nothing else would start one for the new target.
+                    let model = self.model();
+                    self.clean_run_started(sup, target_of(&model));
                 }
             }
         }

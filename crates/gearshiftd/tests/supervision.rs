@@ -213,6 +213,44 @@ async fn a_restart_the_kernel_asks_for_is_reported_and_is_no_failure() {
     assert_eq!(state(&w.proxy).await, "running");
 }
 
+#[tokio::test]
+async fn a_profile_chosen_while_the_scheduler_re_attaches_becomes_known_good() {
+    let w = world(with_restart_config(
+        "autostart = false",
+        10_000,
+        "known_good_after_s = 1",
+    ))
+    .await;
+    let state_file = w.daemon.state_dir().join("state.json");
+    let mut exits = w.proxy.receive_scheduler_exited().await.unwrap();
+    w.proxy.start().await.unwrap();
+    // The double re-attaches 0.3 s after it reports the kernel's restart: the switch lands
+    // in between, while the state is "starting".
+    w.daemon.double.set("hotplug");
+    tokio::time::timeout(SECS_10, exits.next())
+        .await
+        .expect("SchedulerExited")
+        .unwrap();
+    w.proxy.set_profile("fifo").await.unwrap();
+    wait_state(&w.proxy, "running", SECS_10).await;
+    // fifo runs cleanly from the re-attach on: after 1 s it is the last known good profile.
+    let deadline = tokio::time::Instant::now() + SECS_10;
+    loop {
+        let saved = std::fs::read_to_string(&state_file).unwrap_or_default();
+        let known = serde_json::from_str::<serde_json::Value>(&saved)
+            .ok()
+            .and_then(|v| v["known_good"]["profile"].as_str().map(str::to_owned));
+        if known.as_deref() == Some("fifo") {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "fifo never became known good: {saved}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// A world whose "interactive" profile has run cleanly past known_good_after_s (1 s). Starts
 /// may be slow on a busy machine: only the failures the test makes should count.
 async fn interactive_known_good() -> World {
