@@ -32,20 +32,24 @@ EOF2
     echo "rt-app: ${RTAPP_NS_PER_LOOP} ns per loop" >&2
 }
 
-# The rt-app use case: every periodic task, SCHED_OTHER (the scheduler under test decides), for
-# $1 seconds, logging each period into /tmp/rtapp (a buffer of 4 MiB per task, written at the
-# end: rt-app 1.0 writes nothing per period with log_size "file").
+# The rt-app use case: every periodic task for $1 seconds, logging each period into /tmp/rtapp
+# (a buffer of 4 MiB per task, written at the end: rt-app 1.0 writes nothing per period with
+# log_size "file"). The tasks are SCHED_OTHER, so the scheduler under test decides, unless
+# PERIODIC_POLICY=SCHED_FIFO: then they are real-time tasks, which preempt every fair or
+# sched_ext task the moment they wake, and what they still miss is the machine's floor (timer
+# interrupts arriving late, work slowed), which no scheduling decision can recover.
 periodic_json() {
-    local secs=$1 first=1 spec name period run
-    printf '{ "global": { "duration": %s, "calibration": %s, "default_policy": "SCHED_OTHER",\n' \
-        "$secs" "$RTAPP_NS_PER_LOOP"
+    local secs=$1 first=1 spec name period run prio=""
+    [ "${PERIODIC_POLICY:-SCHED_OTHER}" = SCHED_FIFO ] && prio=', "priority": 50'
+    printf '{ "global": { "duration": %s, "calibration": %s, "default_policy": "%s",\n' \
+        "$secs" "$RTAPP_NS_PER_LOOP" "${PERIODIC_POLICY:-SCHED_OTHER}"
     printf '    "logdir": "/tmp/rtapp", "log_basename": "rt", "log_size": 4 },\n  "tasks": {\n'
     for spec in $PERIODIC_TASKS; do
         IFS=: read -r name period run <<< "$spec"
         [ $first = 1 ] || printf ',\n'
         first=0
-        printf '    "%s": { "loop": -1, "run": %s, "timer": { "ref": "unique", "period": %s } }' \
-            "$name" "$run" "$period"
+        printf '    "%s": { "loop": -1, "run": %s%s, "timer": { "ref": "unique", "period": %s } }' \
+            "$name" "$run" "$prio" "$period"
     done
     printf '\n  }\n}\n'
 }
