@@ -36,8 +36,8 @@ EOF2
 # (a buffer of 4 MiB per task, written at the end: rt-app 1.0 writes nothing per period with
 # log_size "file"). The tasks are SCHED_OTHER, so the scheduler under test decides, unless
 # PERIODIC_POLICY=SCHED_FIFO: then they are real-time tasks, which preempt every fair or
-# sched_ext task the moment they wake, and what they still miss is the machine's floor (timer
-# interrupts arriving late, work slowed), which no scheduling decision can recover.
+# sched_ext task the moment they wake; where even they miss, the misses are the machine's
+# (timer interrupts arriving late, work slowed), which no scheduling decision recovers.
 periodic_json() {
     local secs=$1 first=1 spec name period run prio=""
     [ "${PERIODIC_POLICY:-SCHED_OTHER}" = SCHED_FIFO ] && prio=', "priority": 50'
