@@ -24,6 +24,11 @@ echo "rss_sched_start_kib=$(rss "$SCHED")"
 dbus-monitor --address "$DBUS_SYSTEM_BUS_ADDRESS" "type='signal',member='SchedulerExited'" > /tmp/exits.log 2>&1 &
 MON=$!
 
+# What happened when (epoch seconds): load phases, hotplug, suspend; the backstop's kicks are
+# reported against it at the end.
+ev() { echo "$(date +%s) $*" >> /tmp/events.log; }
+: > /tmp/events.log
+
 # Sampler every 5 s: state, kernel state, scheduler pid, page faults, mode, rescue kicks.
 ( while :; do
     read -r faults mode rescued <<< "$(stat page_faults mode nr_rescue_kicks)"
@@ -58,9 +63,9 @@ SWITCHER=$!
 ( while :; do
     sleep 35
     c=$(shuf -i 1-$((NCPU - 1)) -n 1)
-    echo 0 > /sys/devices/system/cpu/cpu$c/online && echo "offline $c"
+    echo 0 > /sys/devices/system/cpu/cpu$c/online && echo "offline $c" && ev "cpu $c offline"
     sleep 5
-    echo 1 > /sys/devices/system/cpu/cpu$c/online && echo "online $c"
+    echo 1 > /sys/devices/system/cpu/cpu$c/online && echo "online $c" && ev "cpu $c online"
   done > /tmp/hotplug.log 2>&1 ) &
 HOTPLUG=$!
 
@@ -72,6 +77,7 @@ echo 1 > /sys/module/suspend/parameters/pm_test_delay
 ( while :; do
     sleep 60
     announce_sleep true
+    ev "suspend (freezer test)"
     if echo freeze > /sys/power/state; then froze=yes; else froze=no; echo "suspend failed"; fi
     # Each resume announced is one gearshiftd must check.
     if announce_sleep false; then echo "announced"; [ $froze = yes ] && echo "suspended"; fi
@@ -82,6 +88,7 @@ SUSPEND=$!
 END=$(( $(date +%s) + SOAK_S ))
 phase=0
 while [ "$(date +%s)" -lt "$END" ]; do
+    ev "phase $phase starts"
     case $((phase % 5)) in
         0) name="cpu hogs"; "$STRESS_NG" --cpu $((2 * NCPU)) -t 20 -q ;;
         1) name="fork/exec"; "$STRESS_NG" --fork 4 --exec 4 -t 20 -q ;;
@@ -92,6 +99,7 @@ while [ "$(date +%s)" -lt "$END" ]; do
         4) name="io waits"; "$STRESS_NG" --io 2 --hdd 1 --hdd-bytes 32M --temp-path /tmp -t 20 -q ;;
     esac
     echo "phase $phase ($name) done at $(( SOAK_S - (END - $(date +%s)) )) s: $(prop State)"
+    ev "phase $phase ($name) done"
     phase=$((phase + 1))
 done
 
@@ -111,6 +119,14 @@ SCHED_END=$(sched_pid)
 echo "--- samples (time state kernel pid faults mode rescue-kicks; every 30 s, and with faults) ---"
 awk 'NR % 6 == 1 || / faults=[1-9]/' /tmp/samples.log
 echo "--- probe per minute (avg max, µs) ---"; cat /tmp/probe.log
+echo "--- backstop kicks: each sample whose count rose, and what happened in the 10 s before ---"
+awk 'FILENAME == ARGV[1] { t[++n] = $1; e[n] = $0; next }
+     { r = $NF; sub(/^rescued=/, "", r); r += 0
+       if (r > prev) {
+           print "+" (r - prev) ": " $0
+           for (i = 1; i <= n; i++) if (t[i] >= $1 - 10 && t[i] <= $1) print "    " e[i]
+       }
+       prev = r }' /tmp/events.log /tmp/samples.log
 echo "--- hotplug ---"; cat /tmp/hotplug.log | tr '\n' ' '; echo
 echo "--- SchedulerExited ---"; grep -A2 SchedulerExited /tmp/exits.log | grep -E 'string|boolean' | paste - - | sed 's/^ *//'
 echo "--- failed switches ---"; grep switch_failed /tmp/switch.log
