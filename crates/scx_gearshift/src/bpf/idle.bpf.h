@@ -199,6 +199,24 @@ static s32 spare_active_cpu(const struct task_struct *p, const struct cpumask *a
 }
 
 /*
+ * Low-power mode, from the load tick: @p has waited a whole slice in a shared queue, so the
+ * busy active CPUs that were to absorb it (spare_active_cpu()) have not turned over in time:
+ * a task held up in the kernel, as under memory pressure, runs on past its slice. An idle
+ * active CPU @p may use is woken for it anyway. (Other modes wake a CPU for a waiter at once.)
+ */
+static void kick_active_for_overdue(const struct task_struct *p, const struct cpumask *active)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	s32 cpu;
+	u32 nr_busy;
+
+	active_cpus_for(p, active, idle, &cpu, &nr_busy);
+	scx_bpf_put_idle_cpumask(idle);
+	if (cpu >= 0 && !wakeup_pending(cpu))
+		kick_idle(cpu);
+}
+
+/*
  * Wakes an idle CPU for a regular task: one of its home node, or of another node only when
  * it may leave home (the load tick retries while it waits). In low-power mode, only an active
  * CPU, and only the one spare_active_cpu() names (or any, if @p may use none of them).

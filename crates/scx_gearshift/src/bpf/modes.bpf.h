@@ -123,13 +123,24 @@ static void update_active_mask(void)
 	counters.nr_active_cpus = want;
 }
 
-/* Wakes an idle CPU the first task of @dsq may use, as a regular wakeup would. */
+/*
+ * Wakes an idle CPU the first task of @dsq may use, as a regular wakeup would; in low-power
+ * mode, once it has waited a whole slice, an idle active CPU even while busy ones were to
+ * take it (kick_active_for_overdue()).
+ */
 static void kick_for_first(u64 dsq)
 {
+	const struct cpumask *active = lowpower_cpus();
 	struct task_struct *p;
+	struct task_ctx *tctx;
 
 	bpf_for_each(scx_dsq, p, dsq, 0) {
-		kick_idle_for_regular(p);
+		tctx = lookup_task_ctx(p);
+		if (active && tctx && bpf_cpumask_intersects(active, p->cpus_ptr) &&
+		    time_after(scx_bpf_now(), tctx->queued_at + slice_max_ns))
+			kick_active_for_overdue(p, active);
+		else
+			kick_idle_for_regular(p);
 		break;
 	}
 }
