@@ -26,6 +26,7 @@ APT_PACKAGES=(
   libgtk-4-dev libadwaita-1-dev gettext appstream   # the app (gearshift-app), po/, metainfo
   debhelper lintian makepkg rpm rpmlint man-db     # packaging (tools/test-packaging.sh)
   pacman-package-manager  # makepkg looks pacman up at start and fails without it
+  appstream-util libarchive-tools   # the RPM's %check; bsdtar lists the Arch package
   libseccomp-dev          # cargo xtask bench --with-peers: scx_rustland links libseccomp
 )
 # Packages taken from bookworm-backports (qemu 10 boots the 7.x kernels reliably).

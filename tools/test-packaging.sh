@@ -4,7 +4,8 @@
 # runs the installed gearshiftd on a private system bus and asks it with the installed
 # gearshiftctl, removes and purges it (nothing may be left), then checks the Arch PKGBUILD
 # (makepkg --printsrcinfo, against the committed .SRCINFO) and the RPM spec (rpmspec -P,
-# rpmlint).
+# rpmlint), and builds both for real from the vendored tarball: rpmbuild -bb and makepkg, each
+# package's file list compared with the .deb's, the RPM linted.
 #
 # The package is installed on this machine: the script refuses to run when gearshift is
 # already installed, and purges it on exit whatever happens.
@@ -215,5 +216,88 @@ rpmspec -P packaging/fedora/gearshift.spec >"$WORK/spec.parsed"
 grep -q '^Version: *'"$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n1)"'$' \
   "$WORK/spec.parsed" || fail "the spec's Version is not Cargo.toml's"
 rpmlint -r packaging/fedora/rpmlintrc packaging/fedora/gearshift.spec >&2
+
+# ---- The RPM and the Arch package, built for real from the vendored tarball ----
+# Both build with the tarball's crates offline, as Fedora's and Arch's builders would. Debian
+# has neither distribution's build dependencies as packages of theirs, so rpmbuild runs with
+# --nodeps and makepkg with --nodeps; the tools they call come from Debian (cargo from rustup,
+# clang-19 as "clang", GTK 4 and libadwaita's -dev packages). Each package's files must be the
+# .deb's, in the same places (documentation aside, which each distribution lays out its way).
+
+# pkg_files KIND PACKAGE: its regular files and symlinks, without the leading "/", manual
+# pages without their compression suffix, /lib as /usr/lib (Debian 12's debhelper puts the
+# unit under /lib; the same place with merged /usr), distribution-specific files left out.
+pkg_files() {
+  case "$1" in
+    deb) dpkg-deb -c "$2" | awk '$1 ~ /^[-l]/ { print $6 }' ;;
+    rpm) rpm -qlvp "$2" | awk '$1 ~ /^[-l]/ { print $9 }' ;;
+    arch) bsdtar -tvf "$2" | awk '$1 ~ /^[-l]/ { print $9 }' ;;
+  esac | sed -e 's|^\./||' -e 's|^/||' -e 's/\.\(gz\|zst\|xz\|bz2\)$//' -e 's|^lib/|usr/lib/|' |
+    grep -v -e '^\.' -e '^usr/share/doc/' -e '^usr/share/lintian/' -e '^usr/lib/\.build-id/' |
+    sort
+}
+# same_files KIND PACKAGE: fails naming every file only the .deb or only PACKAGE has.
+same_files() {
+  pkg_files "$1" "$2" >"$WORK/$1.files"
+  [ -s "$WORK/$1.files" ] || fail "$2 lists no files"
+  if ! cmp -s "$WORK/deb.files" "$WORK/$1.files"; then
+    comm -3 "$WORK/deb.files" "$WORK/$1.files" |
+      sed -e 's/^\t/  only in the '"$1"' package: /' -e '/^  only/!s/^/  only in the .deb: /' >&2
+    fail "the $1 package's files differ from the .deb's (above)"
+  fi
+  echo "$1: the same $(wc -l <"$WORK/$1.files") files as the .deb" >&2
+}
+pkg_files deb "$DEB" >"$WORK/deb.files"
+
+step "source tarball (tools/dist.sh)"
+DIST="$(./tools/dist.sh)" || fail "tools/dist.sh"
+TARBALL="${DIST%%$'\n'*}"   # its first line; the second is the sha256
+# Debian names its clang "clang-19" and keeps libclang under LLVM's directory; the spec and
+# the PKGBUILD call "clang" and take LIBCLANG_PATH from the environment.
+mkdir -p "$WORK/bin"
+ln -s "$(command -v clang-19)" "$WORK/bin/clang"
+export LIBCLANG_PATH=/usr/lib/llvm-19/lib
+# Both builds unpack the tarball at the same path (rpmbuild's _builddir is makepkg's srcdir),
+# the tarball's files carry one mtime, and both run the same toolchain with the same
+# pkg-config path, so that the Arch build could reuse the RPM build's target/. Cargo still
+# compiles every crate again there (why is not found yet): each build takes about as long as
+# a release build of the workspace.
+SRCDIR="$WORK/build/gearshift/src"
+mkdir -p "$SRCDIR"
+# makepkg refuses root, and its build user reaches no toolchain under /root: both builds get
+# the active one as hard links (same file system, nothing copied).
+cp -al "$(readlink -f "$(rustc --print sysroot)")" "$WORK/toolchain"
+RPM_PKG_CONFIG_PATH="${PKG_CONFIG_PATH:-}$(rpm --eval ':%{_libdir}/pkgconfig:%{_datadir}/pkgconfig')"
+
+step "RPM: rpmbuild -bb --nodeps (Fedora's macros for systemd and AppStream defined here)"
+mkdir -p "$WORK/rpm/SOURCES"
+cp "$TARBALL" "$WORK/rpm/SOURCES/"
+PATH="$WORK/bin:$WORK/toolchain/bin:$PATH" rpmbuild -bb --nodeps \
+  --define "_topdir $WORK/rpm" --define "_builddir $SRCDIR" \
+  --define "_unitdir /usr/lib/systemd/system" \
+  --define "_metainfodir /usr/share/metainfo" \
+  --define "debug_package %{nil}" \
+  packaging/fedora/gearshift.spec >"$WORK/rpmbuild.log" 2>&1 ||
+  { tail -40 "$WORK/rpmbuild.log" >&2; fail "rpmbuild -bb"; }
+RPM="$(ls "$WORK"/rpm/RPMS/*/gearshift-[0-9]*.rpm)"
+echo "$RPM" >&2
+same_files rpm "$RPM"
+# Errors fail (warnings are printed); the filters name what is Debian's, not the package's.
+rpmlint -r packaging/fedora/rpmlintrc-debian-build "$RPM" >&2 || fail "rpmlint $RPM"
+
+step "Arch: makepkg --nodeps as an unprivileged user"
+cp "$TARBALL" "$WORK/arch/"
+chown -R nobody "$WORK/arch" "$WORK/build"
+(cd "$WORK/arch" && runuser -u nobody -- env PATH="$WORK/bin:$WORK/toolchain/bin:/usr/bin:/bin" \
+   HOME="$WORK/arch" CARGO_HOME="$WORK/arch/cargo-home" BUILDDIR="$WORK/build" \
+   LIBCLANG_PATH="$LIBCLANG_PATH" PKG_CONFIG_PATH="$RPM_PKG_CONFIG_PATH" ${LANG:+LANG="$LANG"} \
+   PKGEXT=.pkg.tar.zst \
+   makepkg --nodeps --noconfirm >"$WORK/makepkg.log" 2>&1) ||
+  { tail -40 "$WORK/makepkg.log" >&2; fail "makepkg"; }
+echo "makepkg compiled $(grep -c '^ *Compiling' "$WORK/makepkg.log") crates again" >&2
+PKG="$(ls "$WORK"/arch/gearshift-[0-9]*.pkg.tar.zst)"
+echo "$PKG" >&2
+same_files arch "$PKG"
+echo "namcap: not packaged for Debian, the Arch package is not linted" >&2
 
 step "ok"

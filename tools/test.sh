@@ -31,5 +31,5 @@ step "fuzz targets over their corpora"
 step "VM tests"
 cargo test --workspace --locked -- --ignored --test-threads=1
 step "packaging"
-./tools/test-packaging.sh   # build, lint, install and remove the .deb; check the spec and PKGBUILD
+./tools/test-packaging.sh   # the .deb built, linted, installed, removed; the RPM and Arch package built from the tarball
 step "done"
