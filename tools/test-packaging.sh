@@ -266,7 +266,8 @@ SRCDIR="$WORK/build/gearshift/src"
 mkdir -p "$SRCDIR"
 # makepkg refuses root, and its build user reaches no toolchain under /root: both builds get
 # the active one as hard links (same file system, nothing copied).
-cp -al "$(readlink -f "$(rustc --print sysroot)")" "$WORK/toolchain"
+cp -al "$(readlink -f "$(rustc --print sysroot)")" "$WORK/toolchain" 2>/dev/null ||
+  { rm -rf "$WORK/toolchain"; cp -a "$(readlink -f "$(rustc --print sysroot)")" "$WORK/toolchain"; }
 RPM_PKG_CONFIG_PATH="${PKG_CONFIG_PATH:-}$(rpm --eval ':%{_libdir}/pkgconfig:%{_datadir}/pkgconfig')"
 
 step "RPM: rpmbuild -bb --nodeps (Fedora's macros for systemd and AppStream defined here)"
