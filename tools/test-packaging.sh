@@ -257,24 +257,12 @@ TARBALL="${DIST%%$'\n'*}"   # its first line; the second is the sha256
 mkdir -p "$WORK/bin"
 ln -s "$(command -v clang-19)" "$WORK/bin/clang"
 export LIBCLANG_PATH=/usr/lib/llvm-19/lib
-# Both builds unpack the tarball at the same path (rpmbuild's _builddir is makepkg's srcdir),
-# the tarball's files carry one mtime, and both run the same toolchain with the same
-# pkg-config path, so that the Arch build could reuse the RPM build's target/. Cargo still
-# compiles every crate again there (why is not found yet): each build takes about as long as
-# a release build of the workspace.
-SRCDIR="$WORK/build/gearshift/src"
-mkdir -p "$SRCDIR"
-# makepkg refuses root, and its build user reaches no toolchain under /root: both builds get
-# the active one as hard links (same file system, nothing copied).
-cp -al "$(readlink -f "$(rustc --print sysroot)")" "$WORK/toolchain" 2>/dev/null ||
-  { rm -rf "$WORK/toolchain"; cp -a "$(readlink -f "$(rustc --print sysroot)")" "$WORK/toolchain"; }
-RPM_PKG_CONFIG_PATH="${PKG_CONFIG_PATH:-}$(rpm --eval ':%{_libdir}/pkgconfig:%{_datadir}/pkgconfig')"
 
 step "RPM: rpmbuild -bb --nodeps (Fedora's macros for systemd and AppStream defined here)"
 mkdir -p "$WORK/rpm/SOURCES"
 cp "$TARBALL" "$WORK/rpm/SOURCES/"
-PATH="$WORK/bin:$WORK/toolchain/bin:$PATH" rpmbuild -bb --nodeps \
-  --define "_topdir $WORK/rpm" --define "_builddir $SRCDIR" \
+PATH="$WORK/bin:$PATH" rpmbuild -bb --nodeps \
+  --define "_topdir $WORK/rpm" \
   --define "_unitdir /usr/lib/systemd/system" \
   --define "_metainfodir /usr/share/metainfo" \
   --define "debug_package %{nil}" \
@@ -287,15 +275,16 @@ same_files rpm "$RPM"
 rpmlint -r packaging/fedora/rpmlintrc-debian-build "$RPM" >&2 || fail "rpmlint $RPM"
 
 step "Arch: makepkg --nodeps as an unprivileged user"
+# makepkg refuses root, and its build user reaches no toolchain under /root: it gets the active
+# one as hard links (same file system, nothing copied), else as a copy.
+cp -al "$(readlink -f "$(rustc --print sysroot)")" "$WORK/toolchain" 2>/dev/null ||
+  { rm -rf "$WORK/toolchain"; cp -a "$(readlink -f "$(rustc --print sysroot)")" "$WORK/toolchain"; }
 cp "$TARBALL" "$WORK/arch/"
-chown -R nobody "$WORK/arch" "$WORK/build"
+chown -R nobody "$WORK/arch"
 (cd "$WORK/arch" && runuser -u nobody -- env PATH="$WORK/bin:$WORK/toolchain/bin:/usr/bin:/bin" \
-   HOME="$WORK/arch" CARGO_HOME="$WORK/arch/cargo-home" BUILDDIR="$WORK/build" \
-   LIBCLANG_PATH="$LIBCLANG_PATH" PKG_CONFIG_PATH="$RPM_PKG_CONFIG_PATH" ${LANG:+LANG="$LANG"} \
-   PKGEXT=.pkg.tar.zst \
-   makepkg --nodeps --noconfirm >"$WORK/makepkg.log" 2>&1) ||
+   HOME="$WORK/arch" CARGO_HOME="$WORK/arch/cargo-home" LIBCLANG_PATH="$LIBCLANG_PATH" \
+   PKGEXT=.pkg.tar.zst makepkg --nodeps --noconfirm >"$WORK/makepkg.log" 2>&1) ||
   { tail -40 "$WORK/makepkg.log" >&2; fail "makepkg"; }
-echo "makepkg compiled $(grep -c '^ *Compiling' "$WORK/makepkg.log") crates again" >&2
 PKG="$(ls "$WORK"/arch/gearshift-[0-9]*.pkg.tar.zst)"
 echo "$PKG" >&2
 same_files arch "$PKG"
