@@ -177,8 +177,6 @@ static void kick_for_usersched(void)
 	scx_bpf_put_cpumask(online);
 }
 
-static u64 nr_shared_queued(void); /* modes.bpf.h */
-
 /*
  * Low-power mode: an idle active CPU @p may use that a waiter should wake, or negative. Busy
  * active CPUs take one waiter each at their next dispatch (or one preemption), so a waiter

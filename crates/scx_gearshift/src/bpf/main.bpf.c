@@ -4,9 +4,12 @@
  * this side does what must happen in the kernel: the idle-CPU fast path, keeping CPUs busy,
  * kthreads that cannot wait, and validating every user-space decision before acting on it.
  *
- * Topics live in their own headers: task state (task.bpf.h), counters (stats.bpf.h), idle
- * selection and wakeups (idle.bpf.h), NUMA placement (topo.bpf.h), the user-space channel (usersched.bpf.h), DSQs (dispatch.bpf.h),
- * live modes (modes.bpf.h), wakeup preemption (preempt.bpf.h), latency-critical bursts
+ * Topics live in their own headers, included lower layers first (none calls one included
+ * after it): task state (task.bpf.h), counters (stats.bpf.h), what waits in the shared DSQs
+ * (queues.bpf.h), NUMA placement (topo.bpf.h), weights (weight.bpf.h), the mode in effect
+ * and low-power mode's active set (active.bpf.h), wakeup preemption (preempt.bpf.h), idle
+ * selection and wakeups (idle.bpf.h), the user-space channel (usersched.bpf.h), DSQs
+ * (dispatch.bpf.h), live modes and their load tick (modes.bpf.h), latency-critical bursts
  * (latency.bpf.h).
  */
 #include <scx/common.bpf.h>
@@ -25,14 +28,15 @@ const volatile u64 starvation_ns = 5000000ULL;
 
 #include "task.bpf.h"
 #include "stats.bpf.h"
+#include "queues.bpf.h"
 #include "topo.bpf.h"
 #include "weight.bpf.h"
 #include "active.bpf.h"
 #include "preempt.bpf.h"
 #include "idle.bpf.h"
 #include "usersched.bpf.h"
-#include "modes.bpf.h"
 #include "dispatch.bpf.h"
+#include "modes.bpf.h"
 #include "latency.bpf.h"
 
 /* Deadline of the latest user-space dispatch: where tasks BPF places itself go. */

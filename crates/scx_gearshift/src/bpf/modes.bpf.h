@@ -22,13 +22,6 @@ static u32 calm_ticks;
 /* Ticks of calm before FIFO dispatch resumes (hysteresis in time as well as in load). */
 #define FIFO_CALM_TICKS 20
 
-/* Tasks waiting in the shared DSQs (latency-critical, interactive and regular). */
-static u64 nr_shared_queued(void)
-{
-	return scx_bpf_dsq_nr_queued(GS_LAT_DSQ) + scx_bpf_dsq_nr_queued(GS_PRIO_DSQ) +
-	       scx_bpf_dsq_nr_queued(GS_SHARED_DSQ);
-}
-
 /* Tasks that could use a CPU now but wait for one. */
 static u64 nr_waiting(void)
 {
@@ -155,8 +148,6 @@ static void kick_for_waiting(void)
 	kick_for_first(GS_PRIO_DSQ);
 	kick_for_first(GS_SHARED_DSQ);
 }
-
-static void rescue_overdue_tasks(void); /* dispatch.bpf.h */
 
 static s32 load_tick_fn(void *map, int *key, struct bpf_timer *timer)
 {
