@@ -1,9 +1,11 @@
 //! gearshift-tray: Gearshift's StatusNotifierItem. Shows the scheduler's mode as its icon, the
 //! state and profile in its tooltip, and lets you pick a profile, toggle preemption, start the
 //! scheduler or open the Gearshift app from its menu. Follows gearshiftd on the system bus,
-//! including its restarts.
+//! including its restarts. While GameMode runs a game in the session, it holds a profile
+//! (gamemode.rs).
 
 mod daemon;
+mod gamemode;
 mod tray;
 mod view;
 
@@ -12,10 +14,15 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use ksni::TrayMethods;
+use zbus::Connection;
 
 #[derive(Parser)]
 #[command(version, about = "Gearshift tray applet (StatusNotifierItem)")]
-struct Cli {}
+struct Cli {
+    /// The profile to hold while GameMode runs a game; an empty name turns this off.
+    #[arg(long, value_name = "PROFILE", default_value = "interactive")]
+    gamemode_profile: String,
+}
 
 /// Where the host looks for the tray's icons besides the icon theme: `GEARSHIFT_ICON_THEME_PATH`,
 /// else the source tree's data/icons when run from a checkout; empty once installed.
@@ -30,7 +37,24 @@ fn icon_theme_path() -> String {
     }
 }
 
-async fn run() -> anyhow::Result<()> {
+/// Holds `profile` while GameMode runs a game, on connections of its own (the hold is tied to
+/// the connection that took it). Without a session bus there is no GameMode to follow.
+async fn follow_gamemode(profile: String) {
+    let connections =
+        async { Ok::<_, zbus::Error>((Connection::session().await?, Connection::system().await?)) };
+    let result = match connections.await {
+        Ok((session, system)) => gamemode::follow(session, system, profile).await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = result {
+        tracing::warn!("not following GameMode: {e}");
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    if !cli.gamemode_profile.is_empty() {
+        tokio::spawn(follow_gamemode(cli.gamemode_profile));
+    }
     let (commands, receiver) = tokio::sync::mpsc::unbounded_channel();
     let tray = tray::GearshiftTray::new(commands, icon_theme_path());
     // A session may start the tray before its StatusNotifierWatcher: wait for it then.
@@ -44,7 +68,7 @@ async fn run() -> anyhow::Result<()> {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
-    Cli::parse();
+    let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -52,7 +76,7 @@ async fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    match run().await {
+    match run(cli).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("gearshift-tray: {e:#}");
