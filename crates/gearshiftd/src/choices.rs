@@ -11,9 +11,10 @@ use zbus::zvariant::{OwnedValue, Value};
 use zbus::Connection;
 
 use crate::config::{Config, ProfileConfig};
-use crate::daemon::{Daemon, Model};
-use crate::iface;
+use crate::daemon::Daemon;
 use crate::known_good::Target;
+use crate::model::Model;
+use crate::notices::Notice;
 use crate::persist::SavedState;
 use crate::power::{self, PPD_ACTIVE_PROFILE, PPD_LEGACY_ACTIVE_PROFILE, UPOWER_ON_BATTERY};
 use crate::rules::{Choice, Hold, Reason, Rules};
@@ -211,10 +212,8 @@ impl Daemon {
     }
 
     pub(crate) async fn announce_released(&self, cookies: &[u32]) {
-        if let Some(conn) = self.connection() {
-            for cookie in cookies {
-                iface::profile_released(conn, *cookie).await;
-            }
+        for cookie in cookies {
+            self.notices.emit(Notice::ProfileReleased(*cookie)).await;
         }
     }
 

@@ -1,8 +1,9 @@
 //! The daemon's state and its operations: supervising the scheduler and changing its
-//! settings. The D-Bus interface (iface.rs) is a thin layer over this.
+//! settings. The D-Bus interface (iface.rs) is a thin layer over this; what clients should
+//! hear of goes out as notices (notices.rs).
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use gearshift_dbus::{Error, ProfileInfo, SchedulerState};
@@ -16,11 +17,12 @@ use crate::choices::battery::BatteryLevel;
 use crate::choices::initial_model;
 use crate::config::Config;
 use crate::control::Control;
-use crate::iface::{self, Changed};
 use crate::known_good::{FellBack, KnownGood, Target};
+use crate::model::{Changed, Model};
+use crate::notices::{Notice, Notices};
 use crate::persist::{SavedProfile, SavedState, StateFile};
 use crate::restart::{Decision, RestartPolicy};
-use crate::rules::{Hold, Reason, Rules};
+use crate::rules::Rules;
 use crate::stats::StatsHub;
 use crate::sysfs::SchedExt;
 
@@ -30,23 +32,6 @@ pub struct Paths {
     pub state_dir: PathBuf,
     pub runtime_dir: PathBuf,
     pub sysfs_root: PathBuf,
-}
-
-/// What the properties show.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Model {
-    pub state: SchedulerState,
-    pub reason: String,
-    pub profile: String,
-    pub settings: Settings,
-    pub profile_reason: Reason,
-    pub auto_power_source: bool,
-    pub follow_power_profile: bool,
-    /// UPower's last word (false without UPower).
-    pub on_battery: bool,
-    /// power-profiles-daemon's active profile ("" without it).
-    pub power_profile: String,
-    pub holds: Vec<Hold>,
 }
 
 /// The scheduler process and its restart bookkeeping; one operation at a time holds it.
@@ -100,7 +85,7 @@ pub struct Daemon {
     state_file: StateFile,
     model: Mutex<Model>,
     pub(crate) supervision: tokio::sync::Mutex<Supervision>,
-    conn: OnceLock<Connection>,
+    pub(crate) notices: Notices,
     pub(crate) events: mpsc::UnboundedSender<Event>,
     pub stats_hub: StatsHub,
 }
@@ -135,7 +120,7 @@ impl Daemon {
                 known_good: KnownGood::new(config.restart.known_good_after_s, known_good),
                 fell_back: None,
             }),
-            conn: OnceLock::new(),
+            notices: Notices::default(),
             events,
             stats_hub: StatsHub::new(&config.stats),
             config,
@@ -144,13 +129,10 @@ impl Daemon {
         daemon
     }
 
-    /// Publishes changes on `conn` from now on.
-    pub fn attach(&self, conn: Connection) {
-        let _ = self.conn.set(conn);
-    }
-
-    pub fn connection(&self) -> Option<&Connection> {
-        self.conn.get()
+    /// What the daemon tells its clients from now on, for the D-Bus layer to relay; None if
+    /// someone listens already.
+    pub fn listen(&self) -> Option<mpsc::UnboundedReceiver<crate::notices::Delivery>> {
+        self.notices.listen()
     }
 
     fn lock_model(&self) -> MutexGuard<'_, Model> {
@@ -176,7 +158,7 @@ impl Daemon {
         self.config.profiles.iter().map(|p| p.info()).collect()
     }
 
-    /// Changes the model, then tells the bus (and the service manager) what changed.
+    /// Changes the model, then tells the clients (and the service manager) what changed.
     pub(crate) async fn update(&self, f: impl FnOnce(&mut Model)) {
         let (before, after) = {
             let mut model = self.lock_model();
@@ -188,10 +170,7 @@ impl Daemon {
         if changed.state || changed.reason || changed.profile {
             notify_status(&after);
         }
-        if let Some(conn) = self.conn.get() {
-            iface::publish(conn, changed).await;
-            crate::scx_loader::publish(conn).await;
-        }
+        self.notices.emit(Notice::PropertiesChanged(changed)).await;
     }
 
     pub(crate) async fn set_state(&self, state: SchedulerState, reason: impl Into<String>) {
@@ -401,11 +380,14 @@ impl Daemon {
             }
         }
         let will_restart = matches!(decision, Decision::RestartAfter(_)) || fell_back.is_some();
-        if let Some(conn) = self.conn.get() {
-            iface::scheduler_exited(conn, &reason, will_restart).await;
-            if let Some(f) = &fell_back {
-                iface::fell_back(conn, f).await;
-            }
+        self.notices
+            .emit(Notice::SchedulerExited {
+                reason,
+                will_restart,
+            })
+            .await;
+        if let Some(f) = fell_back {
+            self.notices.emit(Notice::FellBack(f)).await;
         }
     }
 
@@ -433,9 +415,12 @@ impl Daemon {
                 tracing::info!("scheduler restarting at the kernel's request: {reason}");
                 let text = format!("Restarting at the kernel's request: {reason}");
                 self.set_state(SchedulerState::Starting, text).await;
-                if let Some(conn) = self.connection() {
-                    iface::scheduler_exited(conn, &reason, true).await;
-                }
+                self.notices
+                    .emit(Notice::SchedulerExited {
+                        reason,
+                        will_restart: true,
+                    })
+                    .await;
             }
             ChildEvent::Attached => {
                 if self.model().state != SchedulerState::Running {

@@ -13,8 +13,9 @@ use zbus::object_server::SignalEmitter;
 use zbus::zvariant::{OwnedValue, Value};
 use zbus::Connection;
 
-use crate::daemon::{Daemon, Model};
+use crate::daemon::Daemon;
 use crate::known_good::FellBack;
+use crate::model::Changed;
 use crate::polkit::authorize;
 use crate::rules::Hold;
 
@@ -300,40 +301,6 @@ fn hold_dict(h: &Hold) -> HashMap<String, OwnedValue> {
         }
     }
     d
-}
-
-/// Which properties differ between two models.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Changed {
-    pub state: bool,
-    pub reason: bool,
-    pub profile: bool,
-    pub profile_reason: bool,
-    pub holds: bool,
-    pub on_battery: bool,
-    pub power_profile: bool,
-    pub mode: bool,
-    pub preemption: bool,
-    pub auto_power_source: bool,
-    pub follow_power_profile: bool,
-}
-
-impl Changed {
-    pub fn between(a: &Model, b: &Model) -> Self {
-        Self {
-            state: a.state != b.state,
-            reason: a.reason != b.reason,
-            profile: a.profile != b.profile,
-            profile_reason: a.profile_reason != b.profile_reason,
-            holds: a.holds != b.holds,
-            on_battery: a.on_battery != b.on_battery,
-            power_profile: a.power_profile != b.power_profile,
-            mode: a.settings.mode != b.settings.mode,
-            preemption: a.settings.preemption != b.settings.preemption,
-            auto_power_source: a.auto_power_source != b.auto_power_source,
-            follow_power_profile: a.follow_power_profile != b.follow_power_profile,
-        }
-    }
 }
 
 /// Emits PropertiesChanged for what changed. Failing to emit is logged, not fatal.

@@ -1,5 +1,6 @@
 //! gearshiftd: supervises scx_gearshift and serves io.github.gearshift.Scheduler1.
 
+mod bus_signals;
 mod child;
 mod choices;
 mod cli;
@@ -7,6 +8,8 @@ mod control;
 mod daemon;
 mod iface;
 mod known_good;
+mod model;
+mod notices;
 mod polkit;
 mod power;
 mod restart;
@@ -89,7 +92,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         .build()
         .await
         .context("connecting to the bus")?;
-    daemon.attach(conn.clone());
+    if let Some(notices) = daemon.listen() {
+        tokio::spawn(bus_signals::relay(conn.clone(), notices));
+    }
     tokio::spawn(iface::watch_departures(conn.clone(), daemon.clone()));
     tokio::spawn(daemon.clone().follow_power_services(conn.clone()));
     tokio::spawn(daemon.clone().follow_sleep(conn.clone()));

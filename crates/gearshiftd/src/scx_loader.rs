@@ -18,7 +18,8 @@ use zbus::names::BusName;
 use zbus::object_server::SignalEmitter;
 use zbus::Connection;
 
-use crate::daemon::{Daemon, Model};
+use crate::daemon::Daemon;
+use crate::model::Model;
 use crate::polkit::authorize;
 use modes::LoaderMode;
 

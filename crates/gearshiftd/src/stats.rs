@@ -10,6 +10,7 @@ use tokio::task::JoinHandle;
 
 use crate::config::StatsConfig;
 use crate::daemon::Daemon;
+use crate::notices::Notice;
 
 /// Longest interval accepted (an hour): longer is surely a unit mistake.
 const MAX_INTERVAL_MS: u32 = 3_600_000;
@@ -134,9 +135,7 @@ async fn tick(daemon: Weak<Daemon>, interval: Duration) {
         };
         // Nothing to report while the scheduler is not running: skip, keep the cadence.
         if let Ok(stats) = daemon.stats().await {
-            if let Some(conn) = daemon.connection() {
-                crate::iface::emit_stats(conn, &stats).await;
-            }
+            daemon.notices.emit(Notice::Stats(stats)).await;
         }
     }
 }
