@@ -132,7 +132,7 @@ impl Scheduler1 {
     ) -> Result<u32, Error> {
         self.daemon
             .stats_hub
-            .subscribe(&self.daemon, &sender(&header), interval_ms)
+            .subscribe(&sender(&header), interval_ms)
     }
 
     async fn unsubscribe_stats(
@@ -140,9 +140,7 @@ impl Scheduler1 {
         #[zbus(header)] header: Header<'_>,
         cookie: u32,
     ) -> Result<(), Error> {
-        self.daemon
-            .stats_hub
-            .unsubscribe(&self.daemon, &sender(&header), cookie)
+        self.daemon.stats_hub.unsubscribe(&sender(&header), cookie)
     }
 
     #[zbus(signal)]
@@ -405,7 +403,7 @@ pub async fn watch_departures(conn: Connection, daemon: Arc<Daemon>) -> zbus::Re
     while let Some(signal) = changes.next().await {
         let Ok(args) = signal.args() else { continue };
         if args.new_owner().is_none() && args.name().starts_with(':') {
-            daemon.stats_hub.owner_left(&daemon, args.name());
+            daemon.stats_hub.owner_left(args.name());
             daemon.holder_left(args.name()).await;
         }
     }

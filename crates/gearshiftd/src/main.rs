@@ -1,8 +1,10 @@
 //! gearshiftd: supervises scx_gearshift and serves io.github.gearshift.Scheduler1.
 
+mod battery_level;
 mod bus_signals;
 mod child;
 mod choices;
+mod clean_runs;
 mod cli;
 mod control;
 mod daemon;
@@ -12,11 +14,14 @@ mod model;
 mod notices;
 mod polkit;
 mod power;
+mod power_follow;
 mod restart;
 mod rules;
 mod scx_loader;
 mod sleep;
+mod state;
 mod stats;
+mod supervision;
 mod sysfs;
 
 // Parsed files live in the library part (src/lib.rs) so that they can be fuzzed.
@@ -96,15 +101,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         tokio::spawn(bus_signals::relay(conn.clone(), notices));
     }
     tokio::spawn(iface::watch_departures(conn.clone(), daemon.clone()));
-    tokio::spawn(daemon.clone().follow_power_services(conn.clone()));
-    tokio::spawn(daemon.clone().follow_sleep(conn.clone()));
+    tokio::spawn(power::follow(conn.clone(), daemon.power.clone()));
+    tokio::spawn(sleep::follow(conn.clone(), daemon.clone()));
     // The name last: once it is owned (systemd's readiness for Type=dbus), calls work.
     conn.request_name(BUS_NAME)
         .await
         .with_context(|| format!("owning {BUS_NAME} (is another gearshiftd running?)"))?;
     let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Ready]);
     tracing::info!("serving {BUS_NAME}");
-    if daemon.config.compat.scx_loader {
+    if daemon.config().compat.scx_loader {
         scx_loader::serve(&conn, daemon.clone()).await;
     } else {
         tracing::info!(

@@ -3,7 +3,8 @@
 use gearshift_dbus::SchedulerState;
 use gearshift_types::Settings;
 
-use crate::rules::{Hold, Reason};
+use crate::known_good::Target;
+use crate::rules::{Choice, Hold, Reason};
 
 /// What the properties show.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +21,24 @@ pub struct Model {
     /// power-profiles-daemon's active profile ("" without it).
     pub power_profile: String,
     pub holds: Vec<Hold>,
+}
+
+impl Model {
+    /// Shows the rules' answer: the effective profile, its settings and reason, and the holds.
+    pub fn show_choice(&mut self, effective: Choice, holds: Vec<Hold>) {
+        self.settings = effective.settings;
+        self.profile = effective.profile;
+        self.profile_reason = effective.reason;
+        self.holds = holds;
+    }
+
+    /// The profile in effect, as the known-good bookkeeping names it.
+    pub fn target(&self) -> Target {
+        Target {
+            profile: self.profile.clone(),
+            settings: self.settings,
+        }
+    }
 }
 
 /// Which properties differ between two models.
