@@ -95,6 +95,11 @@ impl Daemon {
         self.state.sched_ext().supported()
     }
 
+    /// The profile choice, holds included.
+    pub(crate) fn choices(&self) -> &Choices {
+        &self.choices
+    }
+
     pub fn profiles(&self) -> Vec<ProfileInfo> {
         self.state
             .config
@@ -104,7 +109,7 @@ impl Daemon {
             .collect()
     }
 
-    // ---- choices (choices.rs, power_follow.rs) ----
+    // ---- settings (choices.rs, power_follow.rs) ----
 
     pub async fn set_profile(&self, name: &str) -> Result<(), Error> {
         self.choices.set_profile(name).await
@@ -116,28 +121,6 @@ impl Daemon {
 
     pub async fn set_preemption(&self, preemption: bool) -> Result<(), Error> {
         self.choices.set_preemption(preemption).await
-    }
-
-    /// Holds `profile` for `owner` until released or until `owner` leaves the bus.
-    pub async fn hold_profile(
-        &self,
-        profile: &str,
-        reason: &str,
-        application_id: &str,
-        owner: &str,
-    ) -> Result<u32, Error> {
-        self.choices
-            .hold_profile(profile, reason, application_id, owner)
-            .await
-    }
-
-    pub async fn release_profile(&self, cookie: u32, owner: &str) -> Result<(), Error> {
-        self.choices.release_profile(cookie, owner).await
-    }
-
-    /// A client left the bus: its holds end.
-    pub async fn holder_left(&self, owner: &str) {
-        self.choices.holder_left(owner).await;
     }
 
     pub async fn set_auto_power_source(&self, on: bool) {

@@ -107,6 +107,7 @@ impl Scheduler1 {
     ) -> Result<u32, Error> {
         authorize(conn, &header, ACTION_SWITCH_PROFILE).await?;
         self.daemon
+            .choices()
             .hold_profile(&profile, &reason, &application_id, &sender(&header))
             .await
     }
@@ -116,7 +117,10 @@ impl Scheduler1 {
         #[zbus(header)] header: Header<'_>,
         cookie: u32,
     ) -> Result<(), Error> {
-        self.daemon.release_profile(cookie, &sender(&header)).await
+        self.daemon
+            .choices()
+            .release_profile(cookie, &sender(&header))
+            .await
     }
 
     #[zbus(out_args("stats"))]
@@ -404,7 +408,7 @@ pub async fn watch_departures(conn: Connection, daemon: Arc<Daemon>) -> zbus::Re
         let Ok(args) = signal.args() else { continue };
         if args.new_owner().is_none() && args.name().starts_with(':') {
             daemon.stats_hub.owner_left(args.name());
-            daemon.holder_left(args.name()).await;
+            daemon.choices().holder_left(args.name()).await;
         }
     }
     Ok(())
