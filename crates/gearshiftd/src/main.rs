@@ -1,4 +1,17 @@
 //! gearshiftd: supervises scx_gearshift and serves io.github.gearshift.Scheduler1.
+//!
+//! The D-Bus layer and the watchers call the core; the core decides, drives the scheduler
+//! through its own outlets, and tells clients what happened as notices. It never names the
+//! bus nor the services it is told about.
+//!
+//! | part | files | does |
+//! | --- | --- | --- |
+//! | D-Bus layer (translates) | iface.rs, scx_loader.rs (+ modes.rs), bus_signals.rs, polkit.rs | authorizes calls and hands them to the core; turns its notices into PropertiesChanged and signals |
+//! | watchers (adapters that feed in) | power.rs (UPower, power-profiles-daemon), sleep.rs (logind) | follow other services and report what they say to the core |
+//! | core (decides) | daemon.rs (supervision), choices.rs, power_follow.rs, clean_runs.rs, stats.rs, all over state.rs; model.rs, notices.rs, supervision.rs; rules.rs, known_good.rs, restart.rs, battery_level.rs | keeps the model, decides what runs with which settings, emits notices |
+//! | outlets (adapters the core drives) | child.rs (the scheduler process), control.rs (its control socket), sysfs.rs (the kernel's sched_ext) | run and ask the scheduler, and report its events back |
+//!
+//! Files read from disk (config.rs, persist.rs) live in the library part, src/lib.rs.
 
 mod battery_level;
 mod bus_signals;
