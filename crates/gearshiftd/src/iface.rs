@@ -13,8 +13,9 @@ use zbus::object_server::SignalEmitter;
 use zbus::zvariant::{OwnedValue, Value};
 use zbus::Connection;
 
-use crate::daemon::{Daemon, Model};
+use crate::daemon::Daemon;
 use crate::known_good::FellBack;
+use crate::model::Changed;
 use crate::polkit::authorize;
 use crate::rules::Hold;
 
@@ -106,6 +107,7 @@ impl Scheduler1 {
     ) -> Result<u32, Error> {
         authorize(conn, &header, ACTION_SWITCH_PROFILE).await?;
         self.daemon
+            .choices()
             .hold_profile(&profile, &reason, &application_id, &sender(&header))
             .await
     }
@@ -115,7 +117,10 @@ impl Scheduler1 {
         #[zbus(header)] header: Header<'_>,
         cookie: u32,
     ) -> Result<(), Error> {
-        self.daemon.release_profile(cookie, &sender(&header)).await
+        self.daemon
+            .choices()
+            .release_profile(cookie, &sender(&header))
+            .await
     }
 
     #[zbus(out_args("stats"))]
@@ -131,7 +136,7 @@ impl Scheduler1 {
     ) -> Result<u32, Error> {
         self.daemon
             .stats_hub
-            .subscribe(&self.daemon, &sender(&header), interval_ms)
+            .subscribe(&sender(&header), interval_ms)
     }
 
     async fn unsubscribe_stats(
@@ -139,9 +144,7 @@ impl Scheduler1 {
         #[zbus(header)] header: Header<'_>,
         cookie: u32,
     ) -> Result<(), Error> {
-        self.daemon
-            .stats_hub
-            .unsubscribe(&self.daemon, &sender(&header), cookie)
+        self.daemon.stats_hub.unsubscribe(&sender(&header), cookie)
     }
 
     #[zbus(signal)]
@@ -302,40 +305,6 @@ fn hold_dict(h: &Hold) -> HashMap<String, OwnedValue> {
     d
 }
 
-/// Which properties differ between two models.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Changed {
-    pub state: bool,
-    pub reason: bool,
-    pub profile: bool,
-    pub profile_reason: bool,
-    pub holds: bool,
-    pub on_battery: bool,
-    pub power_profile: bool,
-    pub mode: bool,
-    pub preemption: bool,
-    pub auto_power_source: bool,
-    pub follow_power_profile: bool,
-}
-
-impl Changed {
-    pub fn between(a: &Model, b: &Model) -> Self {
-        Self {
-            state: a.state != b.state,
-            reason: a.reason != b.reason,
-            profile: a.profile != b.profile,
-            profile_reason: a.profile_reason != b.profile_reason,
-            holds: a.holds != b.holds,
-            on_battery: a.on_battery != b.on_battery,
-            power_profile: a.power_profile != b.power_profile,
-            mode: a.settings.mode != b.settings.mode,
-            preemption: a.settings.preemption != b.settings.preemption,
-            auto_power_source: a.auto_power_source != b.auto_power_source,
-            follow_power_profile: a.follow_power_profile != b.follow_power_profile,
-        }
-    }
-}
-
 /// Emits PropertiesChanged for what changed. Failing to emit is logged, not fatal.
 pub async fn publish(conn: &Connection, changed: Changed) {
     let iface = match conn
@@ -438,8 +407,8 @@ pub async fn watch_departures(conn: Connection, daemon: Arc<Daemon>) -> zbus::Re
     while let Some(signal) = changes.next().await {
         let Ok(args) = signal.args() else { continue };
         if args.new_owner().is_none() && args.name().starts_with(':') {
-            daemon.stats_hub.owner_left(&daemon, args.name());
-            daemon.holder_left(args.name()).await;
+            daemon.stats_hub.owner_left(args.name());
+            daemon.choices().holder_left(args.name()).await;
         }
     }
     Ok(())

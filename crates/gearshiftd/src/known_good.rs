@@ -5,16 +5,12 @@
 //!
 //! [`KnownGood`] is bookkeeping with the time passed in (unit-tested below); the daemon holds
 //! one in its supervision state, arms a timer when a clean run starts, and asks
-//! [`KnownGood::fallback_for`] when the restart policy gives up (daemon.rs); how it then
-//! falls back is at the end of this file.
+//! [`KnownGood::fallback_for`] when the restart policy gives up (daemon.rs); how it times the
+//! runs and falls back is clean_runs.rs.
 
 use std::time::{Duration, Instant};
 
-use gearshift_dbus::SchedulerState;
 use gearshift_types::Settings;
-
-use crate::choices::show_choice;
-use crate::daemon::{Daemon, Event, Supervision};
 
 /// A profile name ("custom" included) and the settings the scheduler runs with for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,101 +115,6 @@ impl FellBack {
         )
     }
 }
-
-// ---- the daemon's side ----
-
-impl Daemon {
-    /// The restart policy gave up on `failing`: puts `good` (the last known good profile) in
-    /// effect in place of every choice and hold (rules.rs says why), and starts it with a
-    /// fresh restart policy after the first backoff. If it fails as often, the daemon gives up.
-    pub(crate) async fn fall_back(
-        &self,
-        sup: &mut Supervision,
-        failing: Target,
-        good: Target,
-        reason: &str,
-    ) -> FellBack {
-        let note = FellBack {
-            failed_profile: failing.profile,
-            fallback_profile: good.profile.clone(),
-            failures: self.config.restart.max_failures,
-            reason: reason.to_owned(),
-        };
-        let text = note.describe(self.config.restart.window_s, false);
-        tracing::warn!("{text}");
-        let released = sup.rules.fall_back(good.profile, good.settings);
-        let effective = sup.rules.effective();
-        let holds = sup.rules.holds().to_vec();
-        self.update(|m| show_choice(m, effective, holds)).await;
-        self.save(sup);
-        sup.policy.reset();
-        sup.fell_back = Some(note.clone());
-        self.schedule_restart(
-            sup,
-            Duration::from_millis(self.config.restart.initial_backoff_ms),
-        );
-        self.set_state(SchedulerState::Starting, text).await;
-        self.announce_released(&released).await;
-        note
-    }
-
-    /// The effective profile changed to `target`: a fallback's words no longer apply (true
-    /// when there were some), and a running scheduler's clean run starts over with it.
-    pub(crate) fn target_changed(&self, sup: &mut Supervision, target: Target) -> bool {
-        if self.model().state == SchedulerState::Running {
-            self.clean_run_started(sup, target);
-        } else {
-            sup.known_good.run_ended();
-        }
-        sup.fell_back.take().is_some()
-    }
-
-    /// Times a clean run of `target`: if nothing ends it first, it becomes the last known
-    /// good profile.
-    pub(crate) fn clean_run_started(&self, sup: &mut Supervision, target: Target) {
-        if let Some(after) = sup.known_good.run_started(target, Instant::now()) {
-            self.check_clean_run_after(after);
-        }
-    }
-
-    fn check_clean_run_after(&self, delay: Duration) {
-        let events = self.events.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(delay).await;
-            let _ = events.send(Event::CleanRunDue);
-        });
-    }
-
-    /// A clean run's timer fired: saves the run's profile if it is newly known good. The
-    /// daemon hears of an ejection only once the scheduler has printed the kernel's report
-    /// and exited, a moment after the kernel acted; so the run counts only if the kernel still
-    /// runs the scheduler and it answers. Otherwise this looks again shortly: by then the
-    /// failure has ended the run, or the scheduler has recovered (a kernel-requested restart).
-    pub(crate) async fn clean_run_due(&self, sup: &mut Supervision) {
-        if !sup.known_good.is_due(Instant::now()) {
-            return;
-        }
-        let healthy = self.model().state == SchedulerState::Running
-            && sup.child_alive()
-            && self.kernel_enabled()
-            && self.control.stats().await.is_ok();
-        if !healthy {
-            self.check_clean_run_after(RECHECK);
-            return;
-        }
-        if let Some(good) = sup.known_good.check(Instant::now()) {
-            tracing::info!(
-                "profile {} ran cleanly for {} s: it is the last known good one",
-                good.profile,
-                self.config.restart.known_good_after_s
-            );
-            self.save(sup);
-        }
-    }
-}
-
-/// How soon a clean run whose scheduler did not look healthy is looked at again.
-const RECHECK: Duration = Duration::from_secs(1);
 
 #[cfg(test)]
 mod tests {

@@ -1,19 +1,40 @@
 //! gearshiftd: supervises scx_gearshift and serves io.github.gearshift.Scheduler1.
+//!
+//! The D-Bus layer and the watchers call the core; the core decides, drives the scheduler
+//! through its own outlets, and tells clients what happened as notices. It never names the
+//! bus nor the services it is told about.
+//!
+//! | part | files | does |
+//! | --- | --- | --- |
+//! | D-Bus layer (translates) | iface.rs, scx_loader.rs (+ modes.rs), bus_signals.rs, polkit.rs | authorizes calls and hands them to the core; turns its notices into PropertiesChanged and signals |
+//! | watchers (adapters that feed in) | power.rs (UPower, power-profiles-daemon), sleep.rs (logind) | follow other services and report what they say to the core |
+//! | core (decides) | daemon.rs (supervision), choices.rs, power_follow.rs, clean_runs.rs, stats.rs, all over state.rs; model.rs, notices.rs, supervision.rs; rules.rs, known_good.rs, restart.rs, battery_level.rs | keeps the model, decides what runs with which settings, emits notices |
+//! | outlets (adapters the core drives) | child.rs (the scheduler process), control.rs (its control socket), sysfs.rs (the kernel's sched_ext) | run and ask the scheduler, and report its events back |
+//!
+//! Files read from disk (config.rs, persist.rs) live in the library part, src/lib.rs.
 
+mod battery_level;
+mod bus_signals;
 mod child;
 mod choices;
+mod clean_runs;
 mod cli;
 mod control;
 mod daemon;
 mod iface;
 mod known_good;
+mod model;
+mod notices;
 mod polkit;
 mod power;
+mod power_follow;
 mod restart;
 mod rules;
 mod scx_loader;
 mod sleep;
+mod state;
 mod stats;
+mod supervision;
 mod sysfs;
 
 // Parsed files live in the library part (src/lib.rs) so that they can be fuzzed.
@@ -89,17 +110,19 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         .build()
         .await
         .context("connecting to the bus")?;
-    daemon.attach(conn.clone());
+    if let Some(notices) = daemon.listen() {
+        tokio::spawn(bus_signals::relay(conn.clone(), notices));
+    }
     tokio::spawn(iface::watch_departures(conn.clone(), daemon.clone()));
-    tokio::spawn(daemon.clone().follow_power_services(conn.clone()));
-    tokio::spawn(daemon.clone().follow_sleep(conn.clone()));
+    tokio::spawn(power::follow(conn.clone(), daemon.power.clone()));
+    tokio::spawn(sleep::follow(conn.clone(), daemon.clone()));
     // The name last: once it is owned (systemd's readiness for Type=dbus), calls work.
     conn.request_name(BUS_NAME)
         .await
         .with_context(|| format!("owning {BUS_NAME} (is another gearshiftd running?)"))?;
     let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Ready]);
     tracing::info!("serving {BUS_NAME}");
-    if daemon.config.compat.scx_loader {
+    if daemon.config().compat.scx_loader {
         scx_loader::serve(&conn, daemon.clone()).await;
     } else {
         tracing::info!(

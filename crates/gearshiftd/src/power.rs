@@ -2,13 +2,16 @@
 //! device's `Percentage`, and power-profiles-daemon's `ActiveProfile` (under its current name
 //! and the legacy one that bookworm ships). Services may be absent, appear later, restart or
 //! leave; each watcher reports the value while the service is there and `None` when it leaves.
-//! No polling: PropertiesChanged and NameOwnerChanged only.
+//! No polling: PropertiesChanged and NameOwnerChanged only. [`follow`] feeds what they
+//! report to the core's power following (power_follow.rs).
 
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
 use zbus::names::{BusName, InterfaceName};
-use zbus::zvariant::OwnedValue;
+use zbus::zvariant::{OwnedValue, Value};
 use zbus::Connection;
+
+use crate::power_follow::PowerFollow;
 
 /// A property of another service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,5 +121,79 @@ async fn read(props: &zbus::fdo::PropertiesProxy<'_>, watched: &Watched) -> Opti
             tracing::debug!("{}.{}: {e}", watched.service, watched.property);
             None
         }
+    }
+}
+
+/// Follows UPower and power-profiles-daemon (under either name; the current one wins) and
+/// tells `power` what they say.
+pub async fn follow(conn: Connection, power: PowerFollow) {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    // The charge only matters to the low-battery rule.
+    let percentage = power
+        .watches_charge()
+        .await
+        .then_some(UPOWER_DISPLAY_PERCENTAGE);
+    for watched in [
+        UPOWER_ON_BATTERY,
+        PPD_ACTIVE_PROFILE,
+        PPD_LEGACY_ACTIVE_PROFILE,
+    ]
+    .into_iter()
+    .chain(percentage)
+    {
+        let (conn, tx) = (conn.clone(), tx.clone());
+        tokio::spawn(async move {
+            if let Err(e) = watch(conn, watched, tx).await {
+                tracing::warn!("cannot watch {}: {e}", watched.service);
+            }
+        });
+    }
+    drop(tx);
+    let (mut current, mut legacy) = (None, None);
+    while let Some((watched, value)) = rx.recv().await {
+        tracing::debug!("{}.{}: {value:?}", watched.service, watched.property);
+        if watched == UPOWER_ON_BATTERY {
+            power
+                .power_source_seen(value.as_ref().and_then(as_bool))
+                .await;
+            continue;
+        }
+        if watched == UPOWER_DISPLAY_PERCENTAGE {
+            power
+                .battery_percent_seen(value.as_ref().and_then(as_f64))
+                .await;
+            continue;
+        }
+        let left = value.is_none();
+        let text = value.as_ref().and_then(as_string);
+        if watched == PPD_ACTIVE_PROFILE {
+            current = text;
+        } else {
+            legacy = text;
+        }
+        power
+            .power_profile_seen(current.clone().or_else(|| legacy.clone()), left)
+            .await;
+    }
+}
+
+fn as_bool(v: &OwnedValue) -> Option<bool> {
+    match &**v {
+        Value::Bool(b) => Some(*b),
+        _ => None,
+    }
+}
+
+fn as_f64(v: &OwnedValue) -> Option<f64> {
+    match &**v {
+        Value::F64(x) => Some(*x),
+        _ => None,
+    }
+}
+
+fn as_string(v: &OwnedValue) -> Option<String> {
+    match &**v {
+        Value::Str(s) => Some(s.to_string()),
+        _ => None,
     }
 }

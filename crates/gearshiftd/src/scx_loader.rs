@@ -18,7 +18,8 @@ use zbus::names::BusName;
 use zbus::object_server::SignalEmitter;
 use zbus::Connection;
 
-use crate::daemon::{Daemon, Model};
+use crate::daemon::Daemon;
+use crate::model::Model;
 use crate::polkit::authorize;
 use modes::LoaderMode;
 
@@ -128,7 +129,7 @@ impl Loader {
         let asked = *lock(&self.asked);
         Announced {
             scheduler: SCHEDULER,
-            mode: LoaderMode::for_profile(&model.profile, asked, &self.daemon.config).number(),
+            mode: LoaderMode::for_profile(&model.profile, asked, self.daemon.config()).number(),
         }
     }
 
@@ -141,7 +142,7 @@ impl Loader {
         header: &Header<'_>,
         mode: LoaderMode,
     ) -> Result<(), Error> {
-        let profile = mode.profile(&self.daemon.config).to_owned();
+        let profile = mode.profile(self.daemon.config()).to_owned();
         authorize(conn, header, ACTION_SWITCH_PROFILE).await?;
         let needs_start = !active(&self.daemon.model());
         if needs_start {
@@ -297,7 +298,7 @@ impl Loader {
         #[zbus(header)] header: Header<'_>,
         #[zbus(connection)] conn: &Connection,
     ) -> Result<(), Error> {
-        let config = &self.daemon.config;
+        let config = self.daemon.config();
         let mode = LoaderMode::for_profile(&config.default_profile, None, config);
         self.select(conn, &header, mode).await
     }
@@ -312,7 +313,7 @@ impl Loader {
     #[zbus(out_args("mode_args"))]
     fn scheduler_mode_args(&self, scx_name: String) -> Result<Vec<(u32, Vec<String>)>, Error> {
         check_scheduler(&scx_name)?;
-        let config = &self.daemon.config;
+        let config = self.daemon.config();
         Ok(LoaderMode::ALL
             .iter()
             .map(|m| (m.number(), m.scheduler_args(config)))
@@ -347,7 +348,7 @@ impl Loader {
 
     #[zbus(property)]
     fn default_mode(&self) -> u32 {
-        let config = &self.daemon.config;
+        let config = self.daemon.config();
         LoaderMode::for_profile(&config.default_profile, None, config).number()
     }
 }

@@ -2,13 +2,18 @@
 //! sleeps, `PrepareForSleep(false)` once it has resumed and user space is thawed. Nothing here
 //! delays suspend (no inhibitor lock): the scheduler is frozen and thawed like every other
 //! task, and checked after resume. logind may be absent, start later or restart: the watch is
-//! a match rule on the signal, whose sender must be logind's current owner.
+//! a match rule on the signal, whose sender must be logind's current owner. [`follow`] has the
+//! daemon check the scheduler on each resume.
+
+use std::sync::Arc;
 
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
 use zbus::message::Type;
 use zbus::names::BusName;
 use zbus::{Connection, MatchRule, MessageStream};
+
+use crate::daemon::Daemon;
 
 const LOGIND: &str = "org.freedesktop.login1";
 
@@ -42,4 +47,21 @@ pub async fn watch(conn: Connection, tx: mpsc::UnboundedSender<bool>) -> zbus::R
         }
     }
     Ok(())
+}
+
+/// Follows logind's sleep announcements and checks the scheduler on resume.
+pub async fn follow(conn: Connection, daemon: Arc<Daemon>) {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        if let Err(e) = watch(conn, tx).await {
+            tracing::warn!("cannot watch logind for sleep and resume: {e}");
+        }
+    });
+    while let Some(sleeping) = rx.recv().await {
+        if sleeping {
+            tracing::info!("the machine is going to sleep");
+        } else {
+            daemon.check_after_resume().await;
+        }
+    }
 }

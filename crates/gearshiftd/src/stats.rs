@@ -1,15 +1,18 @@
-//! Stats subscriptions: the Stats signal runs only while someone is subscribed, at the
-//! shortest interval asked for; a subscriber that leaves the bus is dropped.
+//! The scheduler's stats: a snapshot on request, and subscriptions: the Stats notice runs only
+//! while someone is subscribed, at the shortest interval asked for; a subscriber that leaves
+//! the bus is dropped.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
-use gearshift_dbus::Error;
+use gearshift_dbus::{Error, SchedulerState};
+use gearshift_types::Stats;
 use tokio::task::JoinHandle;
 
 use crate::config::StatsConfig;
-use crate::daemon::Daemon;
+use crate::notices::Notice;
+use crate::state::DaemonState;
 
 /// Longest interval accepted (an hour): longer is surely a unit mistake.
 const MAX_INTERVAL_MS: u32 = 3_600_000;
@@ -26,18 +29,36 @@ struct Subscriptions {
     ticker: Option<(Duration, JoinHandle<()>)>,
 }
 
+/// A stats snapshot from the running scheduler.
+pub async fn snapshot(state: &DaemonState) -> Result<Stats, Error> {
+    let scheduler = state.model().state;
+    if scheduler != SchedulerState::Running {
+        return Err(Error::NotRunning(format!(
+            "The scheduler is not running (state: {scheduler})."
+        )));
+    }
+    state
+        .control
+        .stats()
+        .await
+        .map_err(|e| Error::Failed(format!("The scheduler did not report its stats: {e}.")))
+}
+
 pub struct StatsHub {
     min_interval: Duration,
     max_subscriptions: usize,
     subs: Mutex<Subscriptions>,
+    /// Where the snapshots come from and the notices go; the ticker ends with it.
+    state: Weak<DaemonState>,
 }
 
 impl StatsHub {
-    pub fn new(config: &StatsConfig) -> Self {
+    pub fn new(config: &StatsConfig, state: Weak<DaemonState>) -> Self {
         Self {
             min_interval: Duration::from_millis(config.min_interval_ms.into()),
             max_subscriptions: config.max_subscriptions as usize,
             subs: Mutex::new(Subscriptions::default()),
+            state,
         }
     }
 
@@ -45,12 +66,7 @@ impl StatsHub {
         self.subs.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn subscribe(
-        &self,
-        daemon: &Arc<Daemon>,
-        owner: &str,
-        interval_ms: u32,
-    ) -> Result<u32, Error> {
+    pub fn subscribe(&self, owner: &str, interval_ms: u32) -> Result<u32, Error> {
         if interval_ms == 0 || interval_ms > MAX_INTERVAL_MS {
             return Err(Error::InvalidArgs(format!(
                 "interval_ms must be between 1 and {MAX_INTERVAL_MS}, not {interval_ms}"
@@ -76,17 +92,17 @@ impl StatsHub {
                 interval,
             },
         );
-        retune(&mut subs, Arc::downgrade(daemon));
+        retune(&mut subs, self.state.clone());
         Ok(cookie)
     }
 
     /// Ends `cookie`, which only the client that made it may do.
-    pub fn unsubscribe(&self, daemon: &Arc<Daemon>, owner: &str, cookie: u32) -> Result<(), Error> {
+    pub fn unsubscribe(&self, owner: &str, cookie: u32) -> Result<(), Error> {
         let mut subs = self.lock();
         match subs.by_cookie.get(&cookie) {
             Some(s) if s.owner == owner => {
                 subs.by_cookie.remove(&cookie);
-                retune(&mut subs, Arc::downgrade(daemon));
+                retune(&mut subs, self.state.clone());
                 Ok(())
             }
             _ => Err(Error::InvalidArgs(format!(
@@ -96,7 +112,7 @@ impl StatsHub {
     }
 
     /// Drops every subscription of a client that left the bus.
-    pub fn owner_left(&self, daemon: &Arc<Daemon>, owner: &str) {
+    pub fn owner_left(&self, owner: &str) {
         let mut subs = self.lock();
         let before = subs.by_cookie.len();
         subs.by_cookie.retain(|_, s| s.owner != owner);
@@ -105,13 +121,13 @@ impl StatsHub {
                 "{owner} left: dropped {} stats subscriptions",
                 before - subs.by_cookie.len()
             );
-            retune(&mut subs, Arc::downgrade(daemon));
+            retune(&mut subs, self.state.clone());
         }
     }
 }
 
 /// Runs the timer at the shortest subscribed interval, or not at all.
-fn retune(subs: &mut Subscriptions, daemon: Weak<Daemon>) {
+fn retune(subs: &mut Subscriptions, state: Weak<DaemonState>) {
     let wanted = subs.by_cookie.values().map(|s| s.interval).min();
     if subs.ticker.as_ref().map(|(d, _)| *d) == wanted {
         return;
@@ -120,23 +136,21 @@ fn retune(subs: &mut Subscriptions, daemon: Weak<Daemon>) {
         handle.abort();
     }
     if let Some(interval) = wanted {
-        subs.ticker = Some((interval, tokio::spawn(tick(daemon, interval))));
+        subs.ticker = Some((interval, tokio::spawn(tick(state, interval))));
     }
 }
 
-async fn tick(daemon: Weak<Daemon>, interval: Duration) {
+async fn tick(state: Weak<DaemonState>, interval: Duration) {
     let mut timer = tokio::time::interval(interval);
     timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         timer.tick().await;
-        let Some(daemon) = daemon.upgrade() else {
+        let Some(state) = state.upgrade() else {
             return;
         };
         // Nothing to report while the scheduler is not running: skip, keep the cadence.
-        if let Ok(stats) = daemon.stats().await {
-            if let Some(conn) = daemon.connection() {
-                crate::iface::emit_stats(conn, &stats).await;
-            }
+        if let Ok(stats) = snapshot(&state).await {
+            state.notices.emit(Notice::Stats(stats)).await;
         }
     }
 }

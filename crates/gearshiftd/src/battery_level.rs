@@ -1,13 +1,8 @@
 //! The battery level, part of the battery rule (AutoPowerSource): UPower's display device
-//! `Percentage` against `[auto] low_battery_percent`, and the AC profile that plugging in
-//! selects when `[auto] ac_profile` is set. [`BatteryLevel`] decides when the charge crosses
-//! the threshold; the precedence is rules.rs's; the daemon below only connects the two.
+//! `Percentage` against `[auto] low_battery_percent`. [`BatteryLevel`] decides when the charge
+//! crosses the threshold; the precedence is rules.rs's; power_follow.rs connects the two.
 
 use crate::config::Config;
-use crate::daemon::Daemon;
-use crate::rules::Rules;
-
-use super::target;
 
 /// How many points above the threshold the charge must climb back, on battery, to end the
 /// low-battery profile: readings wobble by a point or so around any threshold, and each
@@ -85,59 +80,6 @@ impl BatteryLevel {
             }
             _ => None,
         }
-    }
-}
-
-impl Daemon {
-    /// UPower's display device reports `percent` (None: it left).
-    pub(super) async fn battery_percent_seen(&self, percent: Option<f64>) {
-        let event = self.supervision.lock().await.battery_level.percent(percent);
-        if let Some(event) = event {
-            self.battery_level_rule(event).await;
-        }
-    }
-
-    /// Applies a crossing of the threshold, while the battery rule is on.
-    pub(super) async fn battery_level_rule(&self, event: LevelEvent) {
-        if !self.model().auto_power_source {
-            return;
-        }
-        let done = match event {
-            LevelEvent::Low => {
-                let Some((percent, profile)) = self.config.low_battery() else {
-                    return;
-                };
-                tracing::info!("battery below {percent} %");
-                let low = target(profile);
-                self.transition(|r| r.battery_low(low)).await
-            }
-            LevelEvent::Recovered => {
-                tracing::info!("battery charged again");
-                self.transition(Rules::battery_recovered).await
-            }
-        };
-        if let Err(e) = done {
-            tracing::warn!("low battery rule: {e}");
-        }
-    }
-
-    /// The battery rule was turned on while on battery: a low battery counts at once too.
-    pub(super) async fn battery_level_now(&self) {
-        if self.supervision.lock().await.battery_level.is_low() {
-            self.battery_level_rule(LevelEvent::Low).await;
-        }
-    }
-
-    /// Plugged in (or the rule turned on while on AC) with an AC profile configured: selects
-    /// it. False when none is configured: replugging then restores what was there before.
-    pub(super) async fn plugged_in_rule(&self) -> bool {
-        let Some(ac) = self.config.ac_profile().map(target) else {
-            return false;
-        };
-        if let Err(e) = self.transition(|r| r.plugged_in(ac)).await {
-            tracing::warn!("AC profile rule: {e}");
-        }
-        true
     }
 }
 

@@ -1,0 +1,76 @@
+//! What the daemon's properties show, and which of them differ between two moments.
+
+use gearshift_dbus::SchedulerState;
+use gearshift_types::Settings;
+
+use crate::known_good::Target;
+use crate::rules::{Choice, Hold, Reason};
+
+/// What the properties show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Model {
+    pub state: SchedulerState,
+    pub reason: String,
+    pub profile: String,
+    pub settings: Settings,
+    pub profile_reason: Reason,
+    pub auto_power_source: bool,
+    pub follow_power_profile: bool,
+    /// UPower's last word (false without UPower).
+    pub on_battery: bool,
+    /// power-profiles-daemon's active profile ("" without it).
+    pub power_profile: String,
+    pub holds: Vec<Hold>,
+}
+
+impl Model {
+    /// Shows the rules' answer: the effective profile, its settings and reason, and the holds.
+    pub fn show_choice(&mut self, effective: Choice, holds: Vec<Hold>) {
+        self.settings = effective.settings;
+        self.profile = effective.profile;
+        self.profile_reason = effective.reason;
+        self.holds = holds;
+    }
+
+    /// The profile in effect, as the known-good bookkeeping names it.
+    pub fn target(&self) -> Target {
+        Target {
+            profile: self.profile.clone(),
+            settings: self.settings,
+        }
+    }
+}
+
+/// Which properties differ between two models.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Changed {
+    pub state: bool,
+    pub reason: bool,
+    pub profile: bool,
+    pub profile_reason: bool,
+    pub holds: bool,
+    pub on_battery: bool,
+    pub power_profile: bool,
+    pub mode: bool,
+    pub preemption: bool,
+    pub auto_power_source: bool,
+    pub follow_power_profile: bool,
+}
+
+impl Changed {
+    pub fn between(a: &Model, b: &Model) -> Self {
+        Self {
+            state: a.state != b.state,
+            reason: a.reason != b.reason,
+            profile: a.profile != b.profile,
+            profile_reason: a.profile_reason != b.profile_reason,
+            holds: a.holds != b.holds,
+            on_battery: a.on_battery != b.on_battery,
+            power_profile: a.power_profile != b.power_profile,
+            mode: a.settings.mode != b.settings.mode,
+            preemption: a.settings.preemption != b.settings.preemption,
+            auto_power_source: a.auto_power_source != b.auto_power_source,
+            follow_power_profile: a.follow_power_profile != b.follow_power_profile,
+        }
+    }
+}
