@@ -2,7 +2,6 @@
 
 mod child;
 mod choices;
-mod cli;
 mod control;
 mod daemon;
 mod iface;
@@ -16,8 +15,9 @@ mod sleep;
 mod stats;
 mod sysfs;
 
-// Parsed files live in the library part (src/lib.rs) so that they can be fuzzed.
-use gearshiftd::{config, persist};
+// Parsed files live in the library part (src/lib.rs) so that they can be fuzzed, the command
+// line so that the manual page is written from it.
+use gearshiftd::{cli, config, persist};
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
