@@ -1,5 +1,5 @@
-//! Shared by the daemon's VM tests: runs a guest script after xtask's daemon prelude (a private
-//! system bus and the real gearshiftd; debug builds of gearshiftd, gearshiftctl and
+//! Shared by the daemon's VM tests: runs a guest script after the test kit's daemon prelude (a
+//! private system bus and the real gearshiftd; debug builds of gearshiftd, gearshiftctl and
 //! scx_gearshift), and reads the `key=value` lines guest scripts print.
 #![allow(dead_code)]
 
@@ -10,9 +10,9 @@ use gearshift_testkit::bus::{daemon_guest_prelude, write_daemon_run_dir};
 use gearshift_testkit::{run_in_vm, VmConfig, VmOutput};
 
 /// Boots a VM with `cpus` vCPUs and runs `script` after the prelude (`start_daemon`,
-/// `wait_state`, `prop`, `stat`, `now_ms`: xtask/src/daemon_guest.sh); gearshiftd's config is
-/// `config` (TOML, top-level keys and tables other than [scheduler]) plus the scheduler's
-/// path and `scheduler_args`.
+/// `wait_state`, `prop`, `stat`, `now_ms`: crates/gearshift-testkit/src/daemon_guest.sh);
+/// gearshiftd's config is `config` (TOML, top-level keys and tables other than [scheduler])
+/// plus the scheduler's path and `scheduler_args`.
 pub fn run(cpus: u32, config: &str, scheduler_args: &[&str], script: &str) -> VmOutput {
     let run = tempfile::Builder::new()
         .prefix("vm-daemon-")
