@@ -15,8 +15,10 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
-use crate::cache::Cache;
-use crate::vm::VmConfig;
+use gearshift_testkit::cache::Cache;
+use gearshift_testkit::desktop::DESKTOP_GUEST;
+use gearshift_testkit::vm::VmConfig;
+use gearshift_testkit::Kernel;
 
 /// The workspace's target directory.
 pub fn target_dir() -> PathBuf {
@@ -135,10 +137,6 @@ pub struct BenchPlan {
     pub others: Vec<PathBuf>,
 }
 
-/// Shell functions measuring what a desktop user feels (periodic tasks with deadlines under
-/// background loads), for the benchmark and the VM tests' smoke run of the same workloads.
-pub const DESKTOP_GUEST: &str = include_str!("desktop_guest.sh");
-
 /// The guest script of a benchmark run: desktop_guest.sh's functions, then bench_guest.sh.
 pub fn guest_script(
     sched: &Path,
@@ -157,10 +155,10 @@ pub fn guest_script(
 }
 
 /// Runs the VM benchmark.
-pub fn vm(cache: &Cache, kernel: &crate::Kernel, plan: &BenchPlan) -> Result<String> {
+pub fn vm(cache: &Cache, kernel: &Kernel, plan: &BenchPlan) -> Result<String> {
     cargo_build_release(&["-p", "scx_gearshift", "--bin", "scx_gearshift"])?;
     let sched = target_dir().join("release/scx_gearshift");
-    let stress_ng = crate::tools::stress_ng(cache)?;
+    let stress_ng = gearshift_testkit::tools::stress_ng(cache)?;
     let cpus = plan.cpus;
     let mut schedulers: Vec<String> = [
         "eevdf",
@@ -185,7 +183,7 @@ pub fn vm(cache: &Cache, kernel: &crate::Kernel, plan: &BenchPlan) -> Result<Str
         schedulers.join(", "),
         plan.reps
     );
-    let out = crate::vm::run(cache, kernel, &cfg, &script)?;
+    let out = gearshift_testkit::vm::run(cache, kernel, &cfg, &script)?;
     if !out.success() {
         bail!("the benchmark failed in the guest:\n{}", out.output);
     }
@@ -438,46 +436,5 @@ mod tests {
             script.contains("PERIODIC_POLICY=SCHED_FIFO SAMPLES=0 desktop_suite eevdf-rt"),
             "the real-time reference is measured beside EEVDF"
         );
-    }
-
-    /// rt-app's use case as desktop_guest.sh writes it, with PERIODIC_POLICY set or not.
-    fn periodic_json(policy: Option<&str>) -> serde_json::Value {
-        let mut cmd = std::process::Command::new("bash");
-        cmd.arg("-c").arg(format!(
-            "{DESKTOP_GUEST}\nRTAPP_NS_PER_LOOP=1234 periodic_json 7"
-        ));
-        match policy {
-            Some(p) => cmd.env("PERIODIC_POLICY", p),
-            None => cmd.env_remove("PERIODIC_POLICY"),
-        };
-        let out = cmd.output().expect("bash");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", String::from_utf8_lossy(&out.stdout)))
-    }
-
-    #[test]
-    fn periodic_tasks_are_fair_tasks_unless_real_time_ones_are_asked_for() {
-        let fair = periodic_json(None);
-        assert_eq!(fair["global"]["default_policy"], "SCHED_OTHER");
-        assert_eq!(fair["global"]["duration"], 7);
-        assert_eq!(fair["global"]["calibration"], 1234);
-        let tasks = fair["tasks"].as_object().expect("tasks");
-        assert_eq!(tasks.len(), 3, "{fair}");
-        assert!(
-            tasks.values().all(|t| t.get("priority").is_none()),
-            "{fair}"
-        );
-        assert_eq!(fair["tasks"]["audio"]["timer"]["period"], 2667);
-
-        let rt = periodic_json(Some("SCHED_FIFO"));
-        assert_eq!(rt["global"]["default_policy"], "SCHED_FIFO");
-        let tasks = rt["tasks"].as_object().expect("tasks");
-        assert!(tasks.values().all(|t| t["priority"] == 50), "{rt}");
-        assert_eq!(rt["tasks"]["frame60"]["run"], 3000);
     }
 }

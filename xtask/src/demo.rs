@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::bus::{daemon_guest_prelude, write_daemon_run_dir};
+use gearshift_testkit::bus::{daemon_guest_prelude, write_daemon_run_dir};
 
 /// The guest's narrated session, after the daemon prelude (daemon_guest.sh). Binaries and the
 /// run directory come in the environment.

@@ -1,4 +1,9 @@
-//! `cargo xtask …`: Gearshift's project commands.
+//! `cargo xtask …`: Gearshift's project commands, over the test kit (crates/gearshift-testkit):
+//! the kernel, test tools and VM the tests use, plus what only these commands need.
+//!
+//! - [`bench`]: VM benchmarks as ratios against EEVDF, and the policy's cost per task.
+//! - [`demo`]: gearshiftd and gearshiftctl at work in a VM.
+//! - [`man`]: the manual pages, from the programs' exported clap commands.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -6,10 +11,13 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
-use xtask::cache::Cache;
-use xtask::kernel::{self, Request};
-use xtask::vm::{self, VmConfig};
+use gearshift_testkit::cache::Cache;
+use gearshift_testkit::kernel::{self, Request};
+use gearshift_testkit::soak;
+use gearshift_testkit::vm::{self, VmConfig};
 
+mod bench;
+mod demo;
 mod man;
 
 #[derive(Parser)]
@@ -133,7 +141,7 @@ impl VmArgs {
     }
 }
 
-fn obtain(cache: &Cache, args: &KernelArgs, refresh: bool) -> Result<xtask::Kernel> {
+fn obtain(cache: &Cache, args: &KernelArgs, refresh: bool) -> Result<gearshift_testkit::Kernel> {
     let request = Request {
         image: args.kernel.clone(),
         refresh,
@@ -184,25 +192,25 @@ fn main() -> Result<ExitCode> {
             periodic_secs,
         } => {
             if with_peers {
-                others.extend(xtask::bench::install_peers(&cache)?);
+                others.extend(bench::install_peers(&cache)?);
             }
             let kernel = obtain(&cache, &vm.kernel, false)?;
-            let plan = xtask::bench::BenchPlan {
+            let plan = bench::BenchPlan {
                 cpus: vm.cpus,
                 reps: reps.max(1),
                 periodic_secs: periodic_secs.max(1),
                 others,
             };
-            println!("{}", xtask::bench::vm(&cache, &kernel, &plan)?);
+            println!("{}", bench::vm(&cache, &kernel, &plan)?);
             Ok(ExitCode::SUCCESS)
         }
         Cmd::BenchPolicy => {
-            println!("{}", xtask::bench::policy()?);
+            println!("{}", bench::policy()?);
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Tools => {
-            println!("{}", xtask::tools::stress_ng(&cache)?.display());
-            println!("{}", xtask::tools::scxctl(&cache)?.display());
+            println!("{}", gearshift_testkit::tools::stress_ng(&cache)?.display());
+            println!("{}", gearshift_testkit::tools::scxctl(&cache)?.display());
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Soak {
@@ -211,19 +219,19 @@ fn main() -> Result<ExitCode> {
             cpus,
             memory_mib,
         } => {
-            let bins = xtask::soak::Binaries {
-                scheduler: xtask::demo::release_bin("scx_gearshift")?,
-                daemon: xtask::demo::release_bin("gearshiftd")?,
+            let bins = soak::Binaries {
+                scheduler: demo::release_bin("scx_gearshift")?,
+                daemon: demo::release_bin("gearshiftd")?,
             };
             let kernel = obtain(&cache, &kernel, false)?;
-            let cfg = xtask::soak::SoakConfig {
+            let cfg = soak::SoakConfig {
                 duration: Duration::from_secs(minutes * 60),
                 cpus,
                 memory_mib,
             };
-            let run = xtask::bench::target_dir().join("soak");
-            let out = xtask::soak::run(&cache, &kernel, &bins, &cfg, &run)?;
-            let problems = xtask::soak::verdict(&out);
+            let run = bench::target_dir().join("soak");
+            let out = soak::run(&cache, &kernel, &bins, &cfg, &run)?;
+            let problems = soak::verdict(&out);
             if problems.is_empty() && out.success() {
                 println!("soak: passed ({minutes} min, {cpus} vCPUs)");
                 Ok(ExitCode::SUCCESS)
@@ -234,9 +242,9 @@ fn main() -> Result<ExitCode> {
         }
         Cmd::Demo { vm } => {
             // Under target/: the guest sees the host's root, not its /tmp.
-            let run = xtask::bench::target_dir().join("demo");
+            let run = bench::target_dir().join("demo");
             std::fs::create_dir_all(&run)?;
-            let (script, env) = xtask::demo::prepare(&run)?;
+            let (script, env) = demo::prepare(&run)?;
             boot(&cache, &vm, &script, env)
         }
         Cmd::Man { dir } => {

@@ -301,7 +301,7 @@ fn start_bus(dir: &Path) -> Result<Bus, String> {
         "unix:abstract=gearshift-test-{}-{nanos}",
         std::process::id()
     );
-    let config = xtask::bus::bus_config(&listen, Some(&services));
+    let config = gearshift_testkit::bus::bus_config(&listen, Some(&services));
     let config_path = dir.join("bus.conf");
     std::fs::write(&config_path, config).unwrap();
 

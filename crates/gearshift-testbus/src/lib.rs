@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+pub use gearshift_testkit::bus::{repo_root, system_bus_config};
 use tempfile::TempDir;
-pub use xtask::bus::{repo_root, system_bus_config};
 
 /// uid/gid of `nobody`: the unprivileged caller in tests.
 pub const NOBODY: u32 = 65534;
@@ -81,9 +81,10 @@ impl TestBus {
         let socket = dir.path().join("system_bus_socket");
         let config = match services {
             None => system_bus_config(&socket),
-            Some(services) => {
-                xtask::bus::bus_config(&format!("unix:path={}", socket.display()), Some(services))
-            }
+            Some(services) => gearshift_testkit::bus::bus_config(
+                &format!("unix:path={}", socket.display()),
+                Some(services),
+            ),
         };
         let config_path = dir.path().join("bus.conf");
         std::fs::write(&config_path, config).expect("write bus config");

@@ -1,5 +1,5 @@
-//! gearshiftctl's command line. Only clap, std and gearshift-types here: `cargo xtask man`
-//! compiles this file too (xtask/src/man.rs), to write gearshiftctl(1).
+//! gearshiftctl's command line, public so that `cargo xtask man` (xtask/src/man.rs) writes
+//! gearshiftctl(1) and its subcommands' pages from the same definition.
 
 use std::fmt;
 

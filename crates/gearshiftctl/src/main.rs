@@ -1,6 +1,7 @@
 //! gearshiftctl: the command-line client of gearshiftd (`io.github.gearshift.Scheduler1`).
 //!
-//! `cli.rs` holds the command line, `main.rs` the dispatch; `commands.rs` talks to the daemon,
+//! `cli.rs` holds the command line (in the library, src/lib.rs, so that `cargo xtask man`
+//! writes the manual pages from it), `main.rs` the dispatch; `commands.rs` talks to the daemon,
 //! `watch.rs` follows the Stats signal, `output.rs` formats for people and for scripts.
 //!
 //! Text for people is translated (gettext domain `gearshift`, set up by gearshift-i18n like the
@@ -14,15 +15,13 @@ mod output;
 mod stats_text;
 mod watch;
 
-mod cli;
-
 use std::process::ExitCode;
 
 use clap::Parser;
 use gearshift_i18n::gettext;
 
-pub use crate::cli::{BusKind, Cli, Command};
 use crate::error::CliError;
+pub use gearshiftctl::cli::{BusKind, Cli, Command};
 
 fn main() -> ExitCode {
     gearshift_i18n::init();
@@ -185,12 +184,6 @@ mod tests {
             text.contains("Exit codes:") && text.contains("4  access denied"),
             "{text}"
         );
-        Cli::command_for_tests().debug_assert();
-    }
-
-    impl Cli {
-        fn command_for_tests() -> clap::Command {
-            <Cli as clap::CommandFactory>::command()
-        }
+        <Cli as clap::CommandFactory>::command().debug_assert();
     }
 }

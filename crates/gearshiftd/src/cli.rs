@@ -1,5 +1,5 @@
-//! gearshiftd's command line. Only clap, std and `super::config::DEFAULT_PATH` here:
-//! `cargo xtask man` compiles this file too (xtask/src/man.rs), to write gearshiftd(8).
+//! gearshiftd's command line, public so that `cargo xtask man` (xtask/src/man.rs) writes
+//! gearshiftd(8) from the same definition.
 
 use std::path::PathBuf;
 

@@ -11,14 +11,14 @@
 //! | core (decides) | daemon.rs (supervision), choices.rs, power_follow.rs, clean_runs.rs, stats.rs, all over state.rs; model.rs, notices.rs, supervision.rs; rules.rs, known_good.rs, restart.rs, battery_level.rs | keeps the model, decides what runs with which settings, emits notices |
 //! | outlets (adapters the core drives) | child.rs (the scheduler process), control.rs (its control socket), sysfs.rs (the kernel's sched_ext) | run and ask the scheduler, and report its events back |
 //!
-//! Files read from disk (config.rs, persist.rs) live in the library part, src/lib.rs.
+//! Files read from disk (config.rs, persist.rs) and the command line (cli.rs) live in the library
+//! part, src/lib.rs.
 
 mod battery_level;
 mod bus_signals;
 mod child;
 mod choices;
 mod clean_runs;
-mod cli;
 mod control;
 mod daemon;
 mod iface;
@@ -37,8 +37,9 @@ mod stats;
 mod supervision;
 mod sysfs;
 
-// Parsed files live in the library part (src/lib.rs) so that they can be fuzzed.
-use gearshiftd::{config, persist};
+// Parsed files live in the library part (src/lib.rs) so that they can be fuzzed, the command
+// line so that the manual page is written from it.
+use gearshiftd::{cli, config, persist};
 
 use std::io::IsTerminal;
 use std::process::ExitCode;

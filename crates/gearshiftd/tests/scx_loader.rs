@@ -1,6 +1,6 @@
 //! gearshiftd's `org.scx.Loader` (scx_loader's interface): its contract, the real scxctl
-//! (crates.io, pinned in xtask::tools) against it, the calls scx_loader's clients make, polkit,
-//! and that it never takes the name from a running or installed scx_loader.
+//! (crates.io, pinned in gearshift_testkit::tools) against it, the calls scx_loader's clients
+//! make, polkit, and that it never takes the name from a running or installed scx_loader.
 
 mod common;
 
@@ -90,7 +90,7 @@ fn error_of<T: std::fmt::Debug>(result: zbus::Result<T>) -> (String, String) {
 fn scxctl_bin() -> &'static PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        xtask::tools::scxctl(&xtask::cache::Cache::from_env())
+        gearshift_testkit::tools::scxctl(&gearshift_testkit::cache::Cache::from_env())
             .unwrap_or_else(|e| panic!("scxctl: {e} (cargo xtask tools builds it)"))
     })
 }

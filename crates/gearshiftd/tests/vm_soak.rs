@@ -5,14 +5,15 @@
 use std::time::Duration;
 
 use gearshift_testbus::{repo_root, workspace_bin};
-use xtask::soak::{self, Binaries, SoakConfig};
+use gearshift_testkit::soak::{self, Binaries, SoakConfig};
 
 #[test]
 #[ignore = "boots a sched_ext VM (cargo xtask kernel); run with --ignored"]
 fn three_minute_soak() {
-    let cache = xtask::cache::Cache::from_env();
+    let cache = gearshift_testkit::cache::Cache::from_env();
     let kernel =
-        xtask::kernel::obtain(&cache, &xtask::kernel::Request::from_env()).expect("kernel");
+        gearshift_testkit::kernel::obtain(&cache, &gearshift_testkit::kernel::Request::from_env())
+            .expect("kernel");
     let bins = Binaries {
         scheduler: workspace_bin("scx_gearshift"),
         daemon: workspace_bin("gearshiftd"),

@@ -1,5 +1,5 @@
-//! scx_gearshift's command line. Only clap, std and gearshift-types here: `cargo xtask man`
-//! compiles this file too (xtask/src/man.rs), to write scx_gearshift(8).
+//! scx_gearshift's command line, public so that `cargo xtask man` (xtask/src/man.rs) writes
+//! scx_gearshift(8) from the same definition.
 
 use std::path::PathBuf;
 

@@ -6,9 +6,11 @@
 //! - [`topology`]: the CPU packing order low-power mode uses.
 //! - [`control`]: the control socket `gearshiftd` talks to.
 //! - [`alloc`] and [`memlock`]: the locked arena that keeps the scheduler free of page faults.
+//! - [`cli`]: the command line, which `cargo xtask man` also writes scx_gearshift(8) from.
 
 pub mod alloc;
 pub mod bpf;
+pub mod cli;
 pub mod control;
 pub mod memlock;
 pub mod policy;

@@ -6,11 +6,8 @@ use std::time::Duration;
 
 use clap::Parser;
 use scx_gearshift::alloc::GlobalArena;
+use scx_gearshift::cli::Cli;
 use scx_gearshift::session::{self, Options};
-
-mod cli;
-
-use crate::cli::Cli;
 
 #[global_allocator]
 static GLOBAL: GlobalArena = GlobalArena;

@@ -26,7 +26,7 @@ awk '$1 == "result" {{ print $3 "=" $4 }}' /tmp/suite.out
 echo "state_after=$(state)"
 stop_sched
 "#,
-        desktop = xtask::bench::DESKTOP_GUEST,
+        desktop = gearshift_testkit::desktop::DESKTOP_GUEST,
     );
     let out = run(2, &body);
     assert_eq!(out.status, 0, "the suite ran to the end");

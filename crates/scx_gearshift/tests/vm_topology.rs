@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use common::{field, run_with};
-use xtask::VmConfig;
+use gearshift_testkit::VmConfig;
 
 /// A job of two CPU-bound threads (main and one more) running for argv[1] seconds.
 const TWO_THREAD_JOB: &str = r#"

@@ -22,7 +22,7 @@ echo "weight_turns=$(stat nr_weight_turns)"
 echo "state=$(state)"
 stop_sched
 "#,
-        desktop = xtask::bench::DESKTOP_GUEST,
+        desktop = gearshift_testkit::desktop::DESKTOP_GUEST,
     );
     let out = run(2, &body);
     assert_eq!(out.status, 0);

@@ -1,18 +1,18 @@
-//! Shared by the daemon's VM tests: runs a guest script after xtask's daemon prelude (a private
-//! system bus and the real gearshiftd; debug builds of gearshiftd, gearshiftctl and
+//! Shared by the daemon's VM tests: runs a guest script after the test kit's daemon prelude (a
+//! private system bus and the real gearshiftd; debug builds of gearshiftd, gearshiftctl and
 //! scx_gearshift), and reads the `key=value` lines guest scripts print.
 #![allow(dead_code)]
 
 use std::time::Duration;
 
 use gearshift_testbus::{repo_root, workspace_bin};
-use xtask::bus::{daemon_guest_prelude, write_daemon_run_dir};
-use xtask::{run_in_vm, VmConfig, VmOutput};
+use gearshift_testkit::bus::{daemon_guest_prelude, write_daemon_run_dir};
+use gearshift_testkit::{run_in_vm, VmConfig, VmOutput};
 
 /// Boots a VM with `cpus` vCPUs and runs `script` after the prelude (`start_daemon`,
-/// `wait_state`, `prop`, `stat`, `now_ms`: xtask/src/daemon_guest.sh); gearshiftd's config is
-/// `config` (TOML, top-level keys and tables other than [scheduler]) plus the scheduler's
-/// path and `scheduler_args`.
+/// `wait_state`, `prop`, `stat`, `now_ms`: crates/gearshift-testkit/src/daemon_guest.sh);
+/// gearshiftd's config is `config` (TOML, top-level keys and tables other than [scheduler])
+/// plus the scheduler's path and `scheduler_args`.
 pub fn run(cpus: u32, config: &str, scheduler_args: &[&str], script: &str) -> VmOutput {
     let run = tempfile::Builder::new()
         .prefix("vm-daemon-")
@@ -21,7 +21,9 @@ pub fn run(cpus: u32, config: &str, scheduler_args: &[&str], script: &str) -> Vm
     let dir = run.path();
     write_daemon_run_dir(dir, config, &workspace_bin("scx_gearshift"), scheduler_args)
         .expect("bus and daemon configs in the run dir");
-    let stress_ng = xtask::tools::stress_ng(&xtask::cache::Cache::from_env()).expect("stress-ng");
+    let stress_ng =
+        gearshift_testkit::tools::stress_ng(&gearshift_testkit::cache::Cache::from_env())
+            .expect("stress-ng");
     let cfg = VmConfig {
         cpus,
         timeout: Duration::from_secs(900),

@@ -3,12 +3,13 @@
 
 #![allow(dead_code)]
 
-use xtask::{run_in_vm, VmConfig, VmOutput};
+use gearshift_testkit::{run_in_vm, VmConfig, VmOutput};
 
 /// Shell functions every guest script can use.
 fn prelude() -> String {
-    let stress_ng = xtask::tools::stress_ng(&xtask::cache::Cache::from_env())
-        .expect("stress-ng 0.19 for the VM tests");
+    let stress_ng =
+        gearshift_testkit::tools::stress_ng(&gearshift_testkit::cache::Cache::from_env())
+            .expect("stress-ng 0.19 for the VM tests");
     format!(
         r#"
 SCHED='{sched}'
@@ -96,7 +97,7 @@ fn boot(image: Option<&std::path::Path>, cfg: VmConfig, body: &str) -> VmOutput 
     };
     let script = format!("{}\n{}", prelude(), body);
     let out = match image {
-        Some(image) => xtask::run_in_vm_on(image, &cfg, &script),
+        Some(image) => gearshift_testkit::run_in_vm_on(image, &cfg, &script),
         None => run_in_vm(&cfg, &script),
     }
     .expect("VM run");

@@ -1,15 +1,14 @@
-//! `cargo xtask soak`: gearshiftd and scx_gearshift under a rotating load for a chosen time in
-//! a 4-vCPU VM (see soak_guest.sh), with D-Bus switches, CPU hotplug and a suspend cycle a
-//! minute; prints what happened and a verdict. The 3-minute variant is a test
-//! (crates/gearshiftd/tests/vm_soak.rs).
+//! The soak: gearshiftd and scx_gearshift under a rotating load for a chosen time in a 4-vCPU
+//! VM (see soak_guest.sh), with D-Bus switches, CPU hotplug and a suspend cycle a minute, and
+//! the verdict on what happened. `cargo xtask soak` runs it for as long as asked; the 3-minute
+//! variant is a test (crates/gearshiftd/tests/vm_soak.rs).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Context, Result};
-
 use crate::bus::{daemon_guest_prelude, write_daemon_run_dir};
 use crate::vm::{VmConfig, VmOutput};
+use crate::HarnessError;
 
 /// The programs under test.
 #[derive(Debug, Clone)]
@@ -32,7 +31,7 @@ pub fn run(
     bins: &Binaries,
     cfg: &SoakConfig,
     run_dir: &Path,
-) -> Result<VmOutput> {
+) -> Result<VmOutput, HarnessError> {
     write_daemon_run_dir(run_dir, "autostart = true", &bins.scheduler, &[])?;
     let stress_ng = crate::tools::stress_ng(cache)?;
     let env = [
@@ -57,7 +56,7 @@ pub fn run(
         daemon_guest_prelude(),
         include_str!("soak_guest.sh")
     );
-    crate::vm::run(cache, kernel, &vm, &script).context("soak VM run")
+    Ok(crate::vm::run(cache, kernel, &vm, &script)?)
 }
 
 /// What a good soak looks like; the problems found, empty when it passed.

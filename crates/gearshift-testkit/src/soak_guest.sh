@@ -1,6 +1,6 @@
 # Soak, run in the guest: gearshiftd runs scx_gearshift on a private system bus for $SOAK_S
 # seconds under a rotating load, with profile/mode/preemption switches over D-Bus, CPU hotplug
-# and a suspend cycle a minute. Prints progress and, at the end, key=value lines (see xtask/src/soak.rs).
+# and a suspend cycle a minute. Prints progress and, at the end, key=value lines (see soak.rs).
 # After the daemon prelude (daemon_guest.sh).
 NCPU=$(nproc --all)
 sched_pid() { pgrep -P "$GSD" -f scx_gearshift | head -1; }

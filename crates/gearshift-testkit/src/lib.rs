@@ -1,18 +1,20 @@
-//! Gearshift's project commands as a library, so tests in any crate can boot the sched_ext VM.
+//! Gearshift's test kit: what tests in any crate need to boot the sched_ext VM or to run a
+//! private system bus. `cargo xtask` (xtask/) is the command line over it.
 //!
-//! - [`bench`]: VM benchmarks as ratios against EEVDF, and the policy's cost per task.
 //! - [`apt`]: a private apt setup (never the system's) to resolve and fetch Debian kernels.
 //! - [`kconfig`]: parsing and checking a kernel's `config` file.
 //! - [`download`]: verified downloads with progress.
 //! - [`kernel`]: obtaining a sched_ext-capable kernel (Debian's or the user's own).
 //! - [`tools`]: test tools newer than Debian 12 has (stress-ng with `--race-sched`), and scxctl.
 //! - [`vm`]: booting that kernel with virtme-ng and running a command inside as root.
+//! - [`bus`]: the private system bus's configuration, and gearshiftd's guest-side prelude.
+//! - [`desktop`]: the guest's desktop workloads, shared by `cargo xtask bench` and VM tests.
+//! - [`soak`]: gearshiftd and scx_gearshift under rotating load, and the soak's verdict.
 
 pub mod apt;
-pub mod bench;
 pub mod bus;
 pub mod cache;
-pub mod demo;
+pub mod desktop;
 pub mod download;
 pub mod kconfig;
 pub mod kernel;
@@ -20,12 +22,28 @@ pub mod soak;
 pub mod tools;
 pub mod vm;
 
-pub use kernel::Kernel;
+use thiserror::Error;
+
+pub use kernel::{Kernel, KernelError};
 pub use vm::{VmConfig, VmError, VmOutput};
+
+/// Why a VM run did not happen or did not finish.
+#[derive(Debug, Error)]
+pub enum HarnessError {
+    /// Obtaining the kernel or a test tool failed.
+    #[error(transparent)]
+    Kernel(#[from] KernelError),
+    /// The VM did not boot, or the command did not finish in time.
+    #[error(transparent)]
+    Vm(#[from] VmError),
+    /// Writing the files the guest reads from the host failed.
+    #[error("writing the guest's run directory: {0}")]
+    RunDir(#[from] std::io::Error),
+}
 
 /// Boots the harness kernel (`GEARSHIFT_KERNEL` or Debian's cached one) and runs `script`:
 /// the entry point for VM tests in any crate.
-pub fn run_in_vm(cfg: &VmConfig, script: &str) -> anyhow::Result<VmOutput> {
+pub fn run_in_vm(cfg: &VmConfig, script: &str) -> Result<VmOutput, HarnessError> {
     boot(&kernel::Request::from_env(), cfg, script)
 }
 
@@ -34,7 +52,7 @@ pub fn run_in_vm_on(
     image: &std::path::Path,
     cfg: &VmConfig,
     script: &str,
-) -> anyhow::Result<VmOutput> {
+) -> Result<VmOutput, HarnessError> {
     let request = kernel::Request {
         image: Some(image.to_owned()),
         refresh: false,
@@ -42,7 +60,7 @@ pub fn run_in_vm_on(
     boot(&request, cfg, script)
 }
 
-fn boot(request: &kernel::Request, cfg: &VmConfig, script: &str) -> anyhow::Result<VmOutput> {
+fn boot(request: &kernel::Request, cfg: &VmConfig, script: &str) -> Result<VmOutput, HarnessError> {
     let cache = cache::Cache::from_env();
     let kernel = kernel::obtain(&cache, request)?;
     Ok(vm::run(&cache, &kernel, cfg, script)?)

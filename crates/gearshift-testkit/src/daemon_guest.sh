@@ -1,8 +1,8 @@
 # The start of every guest script that runs gearshiftd (the demo, the soak, gearshiftd's VM
 # tests): shell functions to start a private system bus with the real daemon on it, and to read
 # the daemon's properties and the scheduler's stats the way a `busctl` user would.
-# Needs RUN (bus.conf and config.toml: xtask::bus::write_daemon_run_dir) and GEARSHIFTD.
-# DBUS_SYSTEM_BUS_ADDRESS is exported before this (xtask::bus::daemon_guest_prelude).
+# Needs RUN (bus.conf and config.toml: bus::write_daemon_run_dir in bus.rs) and GEARSHIFTD.
+# DBUS_SYSTEM_BUS_ADDRESS is exported before this (bus::daemon_guest_prelude).
 set -u
 B="busctl --timeout=120"
 DEST="io.github.gearshift.Scheduler1 /io/github/gearshift/Scheduler1 io.github.gearshift.Scheduler1"

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use xtask::{run_in_vm, VmConfig, VmError};
+use gearshift_testkit::{run_in_vm, HarnessError, VmConfig, VmError};
 
 #[test]
 #[ignore = "boots the sched_ext VM; run by tools/test.sh"]
@@ -51,7 +51,7 @@ fn a_vm_that_cannot_boot_in_time_is_reported_not_waited_for() {
     let started = std::time::Instant::now();
     let err = run_in_vm(&cfg, "true").unwrap_err();
     assert!(
-        matches!(err.downcast_ref::<VmError>(), Some(VmError::NoBoot { .. })),
+        matches!(err, HarnessError::Vm(VmError::NoBoot { .. })),
         "{err}"
     );
     assert!(started.elapsed() < Duration::from_secs(30));

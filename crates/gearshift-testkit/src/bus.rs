@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// A dbus-daemon config like Debian's system bus listening on the Unix socket `socket`.

@@ -1,0 +1,53 @@
+//! What a desktop user feels, as guest shell functions (desktop_guest.sh): periodic tasks with
+//! deadlines under background loads, CPU use and wakeups under light load, and the CPU shares
+//! nice and cgroup cpu.weight give. `cargo xtask bench` measures with them, and the scheduler's
+//! VM tests (vm_desktop, vm_weights) run the same workloads briefly.
+
+/// The shell functions; a guest script defines them by starting with this text.
+pub const DESKTOP_GUEST: &str = include_str!("desktop_guest.sh");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// rt-app's use case as desktop_guest.sh writes it, with PERIODIC_POLICY set or not.
+    fn periodic_json(policy: Option<&str>) -> serde_json::Value {
+        let mut cmd = std::process::Command::new("bash");
+        cmd.arg("-c").arg(format!(
+            "{DESKTOP_GUEST}\nRTAPP_NS_PER_LOOP=1234 periodic_json 7"
+        ));
+        match policy {
+            Some(p) => cmd.env("PERIODIC_POLICY", p),
+            None => cmd.env_remove("PERIODIC_POLICY"),
+        };
+        let out = cmd.output().expect("bash");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", String::from_utf8_lossy(&out.stdout)))
+    }
+
+    #[test]
+    fn periodic_tasks_are_fair_tasks_unless_real_time_ones_are_asked_for() {
+        let fair = periodic_json(None);
+        assert_eq!(fair["global"]["default_policy"], "SCHED_OTHER");
+        assert_eq!(fair["global"]["duration"], 7);
+        assert_eq!(fair["global"]["calibration"], 1234);
+        let tasks = fair["tasks"].as_object().expect("tasks");
+        assert_eq!(tasks.len(), 3, "{fair}");
+        assert!(
+            tasks.values().all(|t| t.get("priority").is_none()),
+            "{fair}"
+        );
+        assert_eq!(fair["tasks"]["audio"]["timer"]["period"], 2667);
+
+        let rt = periodic_json(Some("SCHED_FIFO"));
+        assert_eq!(rt["global"]["default_policy"], "SCHED_FIFO");
+        let tasks = rt["tasks"].as_object().expect("tasks");
+        assert!(tasks.values().all(|t| t["priority"] == 50), "{rt}");
+        assert_eq!(rt["tasks"]["frame60"]["run"], 3000);
+    }
+}
