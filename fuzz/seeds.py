@@ -96,9 +96,7 @@ stats = {}
 for i, (field, ty) in enumerate(stats_fields):
     stats[field] = {"Mode": "fifo", "bool": True}.get(ty, i * 1000003)
 settings = [{"mode": m, "preemption": p} for m in ("interactive", "fifo", "low-power") for p in (True, False)]
-requests = [{"request": "set-mode", "mode": m} for m in ("interactive", "fifo", "low-power")]
-requests += [{"request": "set-preemption", "enabled": b} for b in (True, False)]
-requests += [{"request": "set-settings", "settings": s} for s in settings]
+requests = [{"request": "set-settings", "settings": s} for s in settings]
 requests += [{"request": "get-settings"}, {"request": "get-stats"}]
 responses = [{"response": "settings", "settings": s} for s in settings]
 responses += [
@@ -120,6 +118,6 @@ for i, msg in enumerate(responses):
 write("control", "requests-stream", b"\x02" + b"".join(line(m) for m in requests))
 write("control", "responses-stream", b"\x07" + b"".join(line(m) for m in responses))
 write("control", "no-newline", b"\x0c" + line(requests[0])[:-1])
-write("control", "broken", b"\x0c{\"request\":\"set-mode\",\"mode\":\"warp\"}\n{\"request\":7}\nnot json\n\n")
+write("control", "broken", b"\x0c{\"request\":\"set-settings\",\"settings\":{\"mode\":\"warp\",\"preemption\":true}}\n{\"request\":7}\nnot json\n\n")
 write("control", "padded", b"\x1c" + line(requests[0]))
 write("control", "padded-long", b"\x1d" + b" " * 100 + line(responses[0]))

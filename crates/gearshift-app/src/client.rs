@@ -1,27 +1,20 @@
 //! The app's side of the D-Bus contract: one task on the tokio runtime follows gearshiftd
-//! (its properties, signals and comings and goings) and reports [`Event`]s to the UI; the
-//! [`Client`] handle makes calls. Properties are read as a dictionary (GetAll and
-//! PropertiesChanged), so properties an older daemon lacks are simply absent.
+//! (gearshift-dbus's model of its properties, its signals) and reports [`Event`]s to the UI;
+//! the [`Client`] handle makes calls.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use gearshift_dbus::{Error, Scheduler1Proxy, BUS_NAME, INTERFACE, OBJECT_PATH};
+use gearshift_dbus::settings::{self, Prompt};
+use gearshift_dbus::{DaemonProperties, Error, Followed, Scheduler1Proxy};
 use gearshift_types::Stats;
 use gettextrs::gettext;
 use tokio::sync::watch;
-use zbus::fdo::{DBusProxy, PropertiesProxy};
-use zbus::names::{BusName, InterfaceName};
-use zbus::proxy::{CacheProperties, MethodFlags};
-use zbus::zvariant::{OwnedValue, Value};
+use zbus::proxy::CacheProperties;
 use zbus::Connection;
 
 use crate::runtime;
-
-/// Properties by name.
-pub type Props = HashMap<String, OwnedValue>;
 
 /// How often the app asks for stats while its window shows.
 pub const STATS_INTERVAL_MS: u32 = 500;
@@ -29,19 +22,16 @@ pub const STATS_INTERVAL_MS: u32 = 500;
 const BUS_RETRY: Duration = Duration::from_secs(3);
 /// How long to wait before asking again for a refused stats subscription.
 const SUBSCRIBE_RETRY: Duration = Duration::from_secs(5);
-/// How often to look for gearshiftd while it is absent (besides NameOwnerChanged: a daemon
-/// started by bus activation appears that way too).
-const ABSENT_RETRY: Duration = Duration::from_secs(30);
 
 /// What the UI hears about the daemon.
 #[derive(Debug, Clone)]
 pub enum Event {
-    /// Connected to gearshiftd: all its properties.
-    Connected(Props),
+    /// Connected to gearshiftd (an instance of it): all its properties.
+    Connected(DaemonProperties),
     /// gearshiftd is not there (not running, restarting, or no system bus): why, in words.
     Absent(String),
-    /// Properties that changed.
-    Changed(Props),
+    /// Properties changed: the model with the changes in.
+    Changed(DaemonProperties),
     Stats(Box<Stats>),
     /// The scheduler exited on its own.
     Exited {
@@ -50,6 +40,14 @@ pub enum Event {
     },
     /// The stats subscription started (true) or ended (false).
     Subscribed(bool),
+}
+
+/// The window's switches, each a setting of the daemon.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Switch {
+    Preemption,
+    AutoPowerSource,
+    FollowPowerProfile,
 }
 
 /// A handle on the connection, cheap to clone; calls return the daemon's error in words.
@@ -113,8 +111,10 @@ impl Client {
     }
 
     pub async fn set_profile(&self, name: String) -> Result<(), String> {
-        self.with_proxy(move |p| async move { p.set_profile(&name).await })
-            .await
+        self.with_proxy(
+            move |p| async move { settings::set_profile(&p, &name, Prompt::Allowed).await },
+        )
+        .await
     }
 
     pub async fn start_scheduler(&self) -> Result<(), String> {
@@ -130,25 +130,19 @@ impl Client {
         self.with_proxy(|p| async move { p.restart().await }).await
     }
 
-    /// Writes a boolean property (Preemption, AutoPowerSource, FollowPowerProfile), letting
-    /// polkit ask for a password where its policy says so.
-    pub async fn set_bool(&self, name: &'static str, value: bool) -> Result<(), String> {
+    /// Turns a switch's setting on or off, letting polkit ask for a password where its
+    /// policy says so.
+    pub async fn set_switch(&self, switch: Switch, on: bool) -> Result<(), String> {
         self.with_proxy(move |p| async move {
-            let props = zbus::Proxy::new(
-                p.inner().connection(),
-                BUS_NAME,
-                OBJECT_PATH,
-                "org.freedesktop.DBus.Properties",
-            )
-            .await?;
-            props
-                .call_with_flags::<_, _, ()>(
-                    "Set",
-                    MethodFlags::AllowInteractiveAuth.into(),
-                    &(INTERFACE, name, Value::from(value)),
-                )
-                .await?;
-            Ok(())
+            match switch {
+                Switch::Preemption => settings::set_preemption(&p, on, Prompt::Allowed).await,
+                Switch::AutoPowerSource => {
+                    settings::set_auto_power_source(&p, on, Prompt::Allowed).await
+                }
+                Switch::FollowPowerProfile => {
+                    settings::set_follow_power_profile(&p, on, Prompt::Allowed).await
+                }
+            }
         })
         .await
     }
@@ -203,82 +197,27 @@ async fn follow(
     }
 }
 
-/// Why a session ended.
-enum End {
-    /// gearshiftd left the bus (or was never there).
-    Gone,
-    /// The UI dropped its receiver.
-    UiClosed,
-}
-
+/// Follows the daemon on one connection; `Ok` when the UI is gone, an error when the bus is.
 async fn on_bus(
     conn: &Connection,
     tx: &async_channel::Sender<Event>,
     wanted: &mut watch::Receiver<bool>,
 ) -> zbus::Result<()> {
-    let dbus = DBusProxy::new(conn).await?;
-    let mut owners = dbus
-        .receive_name_owner_changed_with_args(&[(0, BUS_NAME)])
-        .await?;
-    loop {
-        match session(conn, tx, wanted, &mut owners).await {
-            Ok(End::UiClosed) => return Ok(()),
-            Ok(End::Gone) | Err(_) => {}
-        }
-        let why = gettext("The Gearshift service (gearshiftd) is not running.");
-        if tx.send(Event::Absent(why)).await.is_err() {
-            return Ok(());
-        }
-        // Wait for a new owner (or retry now and then: activation, missed signals).
-        let Ok(name) = BusName::try_from(BUS_NAME) else {
-            return Err(zbus::Error::InvalidReply);
-        };
-        if dbus.name_has_owner(name.clone()).await.unwrap_or(false) {
-            continue;
-        }
-        let deadline = tokio::time::sleep(ABSENT_RETRY);
-        tokio::pin!(deadline);
-        loop {
-            tokio::select! {
-                change = owners.next() => {
-                    let Some(change) = change else { return Err(zbus::Error::InvalidReply) };
-                    if change.args().is_ok_and(|a| a.new_owner().is_some()) {
-                        break;
-                    }
-                }
-                _ = &mut deadline => break,
-            }
-        }
-    }
-}
-
-/// One daemon instance: from GetAll until it leaves the bus.
-async fn session(
-    conn: &Connection,
-    tx: &async_channel::Sender<Event>,
-    wanted: &mut watch::Receiver<bool>,
-    owners: &mut zbus::fdo::NameOwnerChangedStream,
-) -> zbus::Result<End> {
-    let props = properties(conn).await?;
+    let mut updates = gearshift_dbus::follow(conn).await?;
     let proxy = Scheduler1Proxy::builder(conn)
         .cache_properties(CacheProperties::No)
         .build()
         .await?;
-    // Listen first, then read: nothing falls between the two.
-    let mut changes = props.receive_properties_changed().await?;
+    // The signal streams follow the name from one daemon instance to the next.
     let mut stats = proxy.receive_stats().await?;
     let mut exits = proxy.receive_scheduler_exited().await?;
-    let iface = InterfaceName::from_static_str_unchecked(INTERFACE);
-    let all = props.get_all(iface.clone()).await?;
-    if tx.send(Event::Connected(all)).await.is_err() {
-        return Ok(End::UiClosed);
-    }
+    let mut present = false;
     let mut cookie: Option<u32> = None;
-    let mut sync_wanted = true;
+    let mut sync_wanted = false;
     // A refused subscription (too many subscribers) is asked for again later.
     let mut retry: Option<tokio::time::Instant> = None;
     loop {
-        if sync_wanted {
+        if sync_wanted && present {
             sync_wanted = false;
             let want = *wanted.borrow_and_update();
             match (want, cookie) {
@@ -298,7 +237,7 @@ async fn session(
                 _ => {}
             }
         }
-        let retry_at = retry.unwrap_or_else(|| tokio::time::Instant::now() + ABSENT_RETRY);
+        let retry_at = retry.unwrap_or_else(|| tokio::time::Instant::now() + SUBSCRIBE_RETRY);
         let event = tokio::select! {
             _ = tokio::time::sleep_until(retry_at), if retry.is_some() => {
                 retry = None;
@@ -307,49 +246,42 @@ async fn session(
             }
             changed = wanted.changed() => {
                 if changed.is_err() {
-                    return Ok(End::UiClosed);
+                    return Ok(());
                 }
                 sync_wanted = true;
                 continue;
             }
-            change = owners.next() => {
-                let Some(change) = change else { return Err(zbus::Error::InvalidReply) };
-                // The instance this session talks to left (a restart included); a name
-                // appearing is the next instance, already being served.
-                if change.args().is_ok_and(|a| a.old_owner().is_some()) {
-                    if cookie.is_some() {
-                        let _ = tx.send(Event::Subscribed(false)).await;
+            update = updates.next() => {
+                let Some(update) = update else { return Err(zbus::Error::InvalidReply) };
+                match update {
+                    Followed::Appeared(daemon) => {
+                        // A new instance: an earlier one's subscription went with it.
+                        if cookie.take().is_some() {
+                            let _ = tx.send(Event::Subscribed(false)).await;
+                        }
+                        present = true;
+                        sync_wanted = true;
+                        retry = None;
+                        Event::Connected(daemon)
                     }
-                    return Ok(End::Gone);
-                }
-                continue;
-            }
-            change = changes.next() => {
-                let Some(change) = change else { return Ok(End::Gone) };
-                let Ok(args) = change.args() else { continue };
-                if args.interface_name.as_str() != INTERFACE {
-                    continue;
-                }
-                let mut props: Props = args
-                    .changed_properties
-                    .iter()
-                    .filter_map(|(k, v)| Some((k.to_string(), v.try_to_owned().ok()?)))
-                    .collect();
-                // Invalidated ones are read again.
-                for name in args.invalidated_properties.iter() {
-                    if let Ok(v) = props_get(conn, name).await {
-                        props.insert(name.to_string(), v);
+                    Followed::Changed(daemon) => Event::Changed(daemon),
+                    Followed::Gone => {
+                        if cookie.take().is_some() {
+                            let _ = tx.send(Event::Subscribed(false)).await;
+                        }
+                        present = false;
+                        retry = None;
+                        Event::Absent(gettext("The Gearshift service (gearshiftd) is not running."))
                     }
                 }
-                Event::Changed(props)
             }
             signal = stats.next() => {
-                let Some(signal) = signal else { return Ok(End::Gone) };
+                let Some(signal) = signal else { return Err(zbus::Error::InvalidReply) };
                 let Ok(args) = signal.args() else { continue };
                 Event::Stats(Box::new(gearshift_dbus::model::stats_from_dict(&args.stats)))
             }
             signal = exits.next() => {
-                let Some(signal) = signal else { return Ok(End::Gone) };
+                let Some(signal) = signal else { return Err(zbus::Error::InvalidReply) };
                 let Ok(args) = signal.args() else { continue };
                 Event::Exited { reason: args.reason.clone(), will_restart: args.will_restart }
             }
@@ -358,24 +290,7 @@ async fn session(
             if let Some(c) = cookie {
                 let _ = proxy.unsubscribe_stats(c).await;
             }
-            return Ok(End::UiClosed);
+            return Ok(());
         }
     }
-}
-
-/// org.freedesktop.DBus.Properties of gearshiftd's object.
-async fn properties(conn: &Connection) -> zbus::Result<PropertiesProxy<'static>> {
-    PropertiesProxy::builder(conn)
-        .destination(BUS_NAME)?
-        .path(OBJECT_PATH)?
-        .cache_properties(CacheProperties::No)
-        .build()
-        .await
-}
-
-async fn props_get(conn: &Connection, name: &str) -> zbus::fdo::Result<OwnedValue> {
-    properties(conn)
-        .await?
-        .get(InterfaceName::from_static_str_unchecked(INTERFACE), name)
-        .await
 }

@@ -1,13 +1,9 @@
-//! What the app knows about gearshiftd, built from its property dictionaries, and the words
-//! the UI shows for it. No GTK here: the unit tests cover every state's text.
+//! What the app knows about gearshiftd (gearshift-dbus's model of its properties) and the
+//! words the UI shows for it. No GTK here: the unit tests cover every state's text.
 
-use std::collections::HashMap;
-
-use gearshift_dbus::{ProfileInfo, SchedulerState};
+use gearshift_dbus::{DaemonProperties, ProfileReason, SchedulerState};
 use gettextrs::gettext;
-use zbus::zvariant::{OwnedValue, Value};
 
-use crate::client::Props;
 use crate::i18n::fill;
 
 /// Built-in profile descriptions (gearshiftd's defaults), so their translations are in the
@@ -26,120 +22,6 @@ const BUILTIN_DESCRIPTIONS: [&str; 4] = [
 /// Marks a string for xgettext without translating it here.
 const fn gettext_noop(s: &'static str) -> &'static str {
     s
-}
-
-/// An application's hold on a profile (the `ActiveHolds` property).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Hold {
-    pub cookie: u32,
-    pub profile: String,
-    pub reason: String,
-    pub application_id: String,
-}
-
-/// The daemon's properties. The ones newer daemons added are `Option`s: `None` when this
-/// daemon does not have them.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DaemonState {
-    pub state: Option<SchedulerState>,
-    pub state_reason: String,
-    pub profile: String,
-    pub profiles: Vec<ProfileInfo>,
-    pub mode: String,
-    pub preemption: bool,
-    pub auto_power_source: bool,
-    pub follow_power_profile: bool,
-    pub sched_ext_supported: bool,
-    pub version: String,
-    pub profile_reason: Option<String>,
-    pub active_holds: Option<Vec<Hold>>,
-    pub on_battery: Option<bool>,
-    pub power_profile: Option<String>,
-}
-
-fn text(v: &OwnedValue) -> Option<String> {
-    match &**v {
-        Value::Str(s) => Some(s.to_string()),
-        _ => None,
-    }
-}
-
-fn flag(v: &OwnedValue) -> Option<bool> {
-    match &**v {
-        Value::Bool(b) => Some(*b),
-        _ => None,
-    }
-}
-
-fn dicts(v: &OwnedValue) -> Vec<HashMap<String, OwnedValue>> {
-    let Value::Array(items) = &**v else {
-        return Vec::new();
-    };
-    items
-        .iter()
-        .filter_map(|item| {
-            let Value::Dict(dict) = item else { return None };
-            let mut out = HashMap::new();
-            for (k, v) in dict.iter() {
-                let Value::Str(k) = k else { continue };
-                let v = match v {
-                    Value::Value(inner) => inner.try_to_owned().ok()?,
-                    other => other.try_to_owned().ok()?,
-                };
-                out.insert(k.to_string(), v);
-            }
-            Some(out)
-        })
-        .collect()
-}
-
-fn hold_from(dict: &HashMap<String, OwnedValue>) -> Option<Hold> {
-    let cookie = match &**dict.get("cookie")? {
-        Value::U32(c) => *c,
-        _ => return None,
-    };
-    let get = |k: &str| dict.get(k).and_then(text).unwrap_or_default();
-    Some(Hold {
-        cookie,
-        profile: get("profile"),
-        reason: get("reason"),
-        application_id: get("application_id"),
-    })
-}
-
-impl DaemonState {
-    pub fn from_props(props: &Props) -> Self {
-        let mut state = DaemonState::default();
-        state.apply(props);
-        state
-    }
-
-    /// Takes in changed properties; unknown names and wrong types are ignored.
-    pub fn apply(&mut self, props: &Props) {
-        for (name, v) in props {
-            match name.as_str() {
-                "State" => self.state = text(v).and_then(|s| s.parse().ok()),
-                "StateReason" => self.state_reason = text(v).unwrap_or_default(),
-                "Profile" => self.profile = text(v).unwrap_or_default(),
-                "Profiles" => {
-                    self.profiles = dicts(v).iter().filter_map(ProfileInfo::from_dict).collect()
-                }
-                "Mode" => self.mode = text(v).unwrap_or_default(),
-                "Preemption" => self.preemption = flag(v).unwrap_or_default(),
-                "AutoPowerSource" => self.auto_power_source = flag(v).unwrap_or_default(),
-                "FollowPowerProfile" => self.follow_power_profile = flag(v).unwrap_or_default(),
-                "SchedExtSupported" => self.sched_ext_supported = flag(v).unwrap_or_default(),
-                "Version" => self.version = text(v).unwrap_or_default(),
-                "ProfileReason" => self.profile_reason = text(v),
-                "ActiveHolds" => {
-                    self.active_holds = Some(dicts(v).iter().filter_map(hold_from).collect())
-                }
-                "OnBattery" => self.on_battery = flag(v),
-                "PowerProfile" => self.power_profile = text(v),
-                _ => {}
-            }
-        }
-    }
 }
 
 /// What the status area offers to do.
@@ -226,11 +108,21 @@ pub fn profile_description(description: &str) -> String {
     }
 }
 
-impl DaemonState {
-    pub fn status_view(&self) -> StatusView {
+/// The daemon's model in the UI's words.
+pub trait DaemonText {
+    /// The status area's contents.
+    fn status_view(&self) -> StatusView;
+    /// Why the current profile is in effect, in words; `None` from a daemon that does not say.
+    fn reason_text(&self) -> Option<String>;
+    /// What the automatic rules see now: power source and power mode.
+    fn power_text(&self) -> String;
+}
+
+impl DaemonText for DaemonProperties {
+    fn status_view(&self) -> StatusView {
         let details = self.state_reason.trim().to_owned();
         let mut view = match self.state {
-            Some(SchedulerState::Running) => StatusView {
+            SchedulerState::Running => StatusView {
                 icon: "emblem-ok-symbolic",
                 title: gettext("Gearshift is running"),
                 description: fill(
@@ -241,7 +133,7 @@ impl DaemonState {
                 style: "success",
                 details: String::new(),
             },
-            Some(SchedulerState::Starting) => StatusView {
+            SchedulerState::Starting => StatusView {
                 icon: "content-loading-symbolic",
                 title: gettext("Gearshift is starting"),
                 description: gettext("Waiting for the kernel to enable the scheduler."),
@@ -249,7 +141,7 @@ impl DaemonState {
                 style: "dim-label",
                 details: String::new(),
             },
-            Some(SchedulerState::Stopped) | None => StatusView {
+            SchedulerState::Stopped => StatusView {
                 icon: "media-playback-stop-symbolic",
                 title: gettext("Gearshift is stopped"),
                 description: gettext("The kernel's default scheduler is in charge."),
@@ -257,7 +149,7 @@ impl DaemonState {
                 style: "dim-label",
                 details: String::new(),
             },
-            Some(SchedulerState::Failed) => StatusView {
+            SchedulerState::Failed => StatusView {
                 icon: "dialog-error-symbolic",
                 title: gettext("Gearshift failed"),
                 description: gettext(
@@ -267,7 +159,7 @@ impl DaemonState {
                 style: "error",
                 details: String::new(),
             },
-            Some(SchedulerState::Unsupported) => StatusView {
+            SchedulerState::Unsupported => StatusView {
                 icon: "dialog-warning-symbolic",
                 title: gettext("Your kernel has no sched_ext"),
                 description: gettext(
@@ -278,7 +170,7 @@ impl DaemonState {
                 details: String::new(),
             },
         };
-        if self.state != Some(SchedulerState::Running) {
+        if self.state != SchedulerState::Running {
             view.details = details;
         } else if self.fell_back() {
             // The daemon runs a fallback: say so where the state is, with its words on what
@@ -295,47 +187,33 @@ impl DaemonState {
         view
     }
 
-    /// The daemon fell back to the last known good profile after the chosen one kept failing.
-    pub fn fell_back(&self) -> bool {
-        self.profile_reason.as_deref() == Some("fallback")
-    }
-
-    /// Why the current profile is in effect, in words; `None` from a daemon that does not say.
-    pub fn reason_text(&self) -> Option<String> {
-        let reason = self.profile_reason.as_deref()?;
-        Some(match reason {
-            "user" => gettext("You chose this profile."),
-            "hold" => {
-                let hold = self
-                    .active_holds
-                    .as_ref()
-                    .and_then(|holds| holds.iter().rev().find(|h| h.profile == self.profile));
-                match hold {
-                    Some(h) if !h.reason.is_empty() => fill(
-                        &fill(&gettext("{} asked for this profile: {}"), &h.application_id),
-                        &h.reason,
-                    ),
-                    Some(h) => fill(&gettext("{} asked for this profile."), &h.application_id),
-                    None => gettext("An application asked for this profile."),
-                }
-            }
-            "battery" => gettext("The computer runs on battery."),
-            "low-battery" => gettext("The battery is low."),
-            "ac" => gettext("The computer runs on AC power."),
-            "power-profile" => match self.power_profile.as_deref() {
+    fn reason_text(&self) -> Option<String> {
+        Some(match self.profile_reason.as_ref()? {
+            ProfileReason::User => gettext("You chose this profile."),
+            ProfileReason::Hold => match self.hold_in_effect() {
+                Some(h) if !h.reason.is_empty() => fill(
+                    &fill(&gettext("{} asked for this profile: {}"), &h.application_id),
+                    &h.reason,
+                ),
+                Some(h) => fill(&gettext("{} asked for this profile."), &h.application_id),
+                None => gettext("An application asked for this profile."),
+            },
+            ProfileReason::Battery => gettext("The computer runs on battery."),
+            ProfileReason::LowBattery => gettext("The battery is low."),
+            ProfileReason::Ac => gettext("The computer runs on AC power."),
+            ProfileReason::PowerProfile => match self.power_profile.as_deref() {
                 Some(p) if !p.is_empty() => fill(&gettext("The power mode is “{}”."), p),
                 _ => gettext("It follows the power mode."),
             },
-            "default" => gettext("It is the default: no profile was chosen yet."),
-            "fallback" => {
+            ProfileReason::Default => gettext("It is the default: no profile was chosen yet."),
+            ProfileReason::Fallback => {
                 gettext("It is the last profile that worked; the chosen one kept failing.")
             }
-            other => other.to_owned(),
+            ProfileReason::Other(other) => other.clone(),
         })
     }
 
-    /// What the automatic rules see now: power source and power mode.
-    pub fn power_text(&self) -> String {
+    fn power_text(&self) -> String {
         let source = match self.on_battery {
             Some(true) => gettext("On battery"),
             Some(false) => gettext("On AC power"),

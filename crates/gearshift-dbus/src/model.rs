@@ -7,12 +7,15 @@ use std::str::FromStr;
 use gearshift_types::{Mode, Stats};
 use zbus::zvariant::{OwnedValue, Value};
 
+use crate::values::{flag, owned, text, unsigned, Dict};
+
 /// What `Profile` says when the settings were changed one by one and match no profile.
 pub const CUSTOM_PROFILE: &str = "custom";
 
 /// The supervisor's state, as the `State` property spells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum SchedulerState {
+    #[default]
     Stopped,
     Starting,
     Running,
@@ -71,7 +74,7 @@ pub struct ProfileInfo {
 }
 
 impl ProfileInfo {
-    pub fn to_dict(&self) -> HashMap<String, OwnedValue> {
+    pub fn to_dict(&self) -> Dict {
         HashMap::from([
             ("name".to_owned(), owned(Value::from(self.name.as_str()))),
             (
@@ -84,35 +87,120 @@ impl ProfileInfo {
     }
 
     /// Reads an entry; `None` when a key is missing or has the wrong type.
-    pub fn from_dict(dict: &HashMap<String, OwnedValue>) -> Option<Self> {
-        let text = |key: &str| -> Option<String> {
-            match &**dict.get(key)? {
-                Value::Str(s) => Some(s.to_string()),
-                _ => None,
-            }
-        };
-        let preemption = match &**dict.get("preemption")? {
-            Value::Bool(b) => *b,
-            _ => return None,
-        };
+    pub fn from_dict(dict: &Dict) -> Option<Self> {
+        let text_of = |key: &str| text(dict.get(key)?);
         Some(Self {
-            name: text("name")?,
-            description: text("description")?,
-            mode: text("mode")?.parse().ok()?,
-            preemption,
+            name: text_of("name")?,
+            description: text_of("description")?,
+            mode: text_of("mode")?.parse().ok()?,
+            preemption: flag(dict.get("preemption")?)?,
         })
     }
 }
 
-fn owned(v: Value<'_>) -> OwnedValue {
-    // Only plain values are built here; they never hold file descriptors, which is the one
-    // case try_into can fail.
-    OwnedValue::try_from(v).unwrap_or_else(|_| OwnedValue::from(false))
+/// An application's hold on a profile: one entry of the `ActiveHolds` property.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HoldInfo {
+    pub cookie: u32,
+    pub profile: String,
+    pub reason: String,
+    pub application_id: String,
+}
+
+impl HoldInfo {
+    /// The entry as the daemon publishes it.
+    pub fn to_dict(&self) -> Dict {
+        HashMap::from([
+            ("cookie".to_owned(), OwnedValue::from(self.cookie)),
+            (
+                "profile".to_owned(),
+                owned(Value::from(self.profile.as_str())),
+            ),
+            (
+                "reason".to_owned(),
+                owned(Value::from(self.reason.as_str())),
+            ),
+            (
+                "application_id".to_owned(),
+                owned(Value::from(self.application_id.as_str())),
+            ),
+        ])
+    }
+
+    /// Reads an entry; `None` without a cookie, empty words for missing ones.
+    pub fn from_dict(dict: &Dict) -> Option<Self> {
+        let text_of = |key: &str| dict.get(key).and_then(|v| text(v)).unwrap_or_default();
+        Some(Self {
+            cookie: unsigned(dict.get("cookie")?)?,
+            profile: text_of("profile"),
+            reason: text_of("reason"),
+            application_id: text_of("application_id"),
+        })
+    }
+}
+
+/// Why the profile is in effect: the `ProfileReason` property. A reason this version does
+/// not know is kept as the daemon spells it, so clients can show it that way.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ProfileReason {
+    /// Nobody chose yet: the configured default.
+    Default,
+    User,
+    Hold,
+    Battery,
+    LowBattery,
+    Ac,
+    PowerProfile,
+    /// The chosen profile kept failing: the last known good one runs instead.
+    Fallback,
+    Other(String),
+}
+
+impl ProfileReason {
+    const KNOWN: [ProfileReason; 8] = [
+        ProfileReason::Default,
+        ProfileReason::User,
+        ProfileReason::Hold,
+        ProfileReason::Battery,
+        ProfileReason::LowBattery,
+        ProfileReason::Ac,
+        ProfileReason::PowerProfile,
+        ProfileReason::Fallback,
+    ];
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            ProfileReason::Default => "default",
+            ProfileReason::User => "user",
+            ProfileReason::Hold => "hold",
+            ProfileReason::Battery => "battery",
+            ProfileReason::LowBattery => "low-battery",
+            ProfileReason::Ac => "ac",
+            ProfileReason::PowerProfile => "power-profile",
+            ProfileReason::Fallback => "fallback",
+            ProfileReason::Other(other) => other,
+        }
+    }
+}
+
+impl From<&str> for ProfileReason {
+    fn from(s: &str) -> Self {
+        Self::KNOWN
+            .into_iter()
+            .find(|reason| reason.as_str() == s)
+            .unwrap_or_else(|| ProfileReason::Other(s.to_owned()))
+    }
+}
+
+impl fmt::Display for ProfileReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Stats as `a{sv}`: each field of [`Stats`] under its own name; counters as `t`, flags as
 /// `b`, the mode as `s`.
-pub fn stats_to_dict(stats: &Stats) -> HashMap<String, OwnedValue> {
+pub fn stats_to_dict(stats: &Stats) -> Dict {
     let json = serde_json::to_value(stats).unwrap_or_default();
     let Some(fields) = json.as_object() else {
         return HashMap::new();
@@ -132,7 +220,7 @@ pub fn stats_to_dict(stats: &Stats) -> HashMap<String, OwnedValue> {
 }
 
 /// The inverse of [`stats_to_dict`]; keys it does not know are ignored, missing ones are 0.
-pub fn stats_from_dict(dict: &HashMap<String, OwnedValue>) -> Stats {
+pub fn stats_from_dict(dict: &Dict) -> Stats {
     let mut fields = serde_json::to_value(Stats::default()).unwrap_or_default();
     if let Some(fields) = fields.as_object_mut() {
         for (key, slot) in fields.iter_mut() {
@@ -172,6 +260,35 @@ mod tests {
         let mut broken = p.to_dict();
         broken.insert("mode".into(), owned(Value::from("turbo")));
         assert_eq!(ProfileInfo::from_dict(&broken), None);
+    }
+
+    #[test]
+    fn hold_dict_round_trip() {
+        let hold = HoldInfo {
+            cookie: 7,
+            profile: "fifo".into(),
+            reason: "video call".into(),
+            application_id: "org.example.Call".into(),
+        };
+        let dict = hold.to_dict();
+        assert!(matches!(&*dict["cookie"], Value::U32(7)));
+        assert_eq!(HoldInfo::from_dict(&dict), Some(hold));
+        let mut no_cookie = dict.clone();
+        no_cookie.remove("cookie");
+        assert_eq!(HoldInfo::from_dict(&no_cookie), None);
+        let mut wrong_cookie = dict;
+        wrong_cookie.insert("cookie".into(), owned(Value::from("7")));
+        assert_eq!(HoldInfo::from_dict(&wrong_cookie), None);
+    }
+
+    #[test]
+    fn profile_reasons_keep_unknown_spellings() {
+        for reason in ProfileReason::KNOWN {
+            assert_eq!(ProfileReason::from(reason.as_str()), reason);
+        }
+        let new = ProfileReason::from("moon-phase");
+        assert_eq!(new, ProfileReason::Other("moon-phase".into()));
+        assert_eq!(new.to_string(), "moon-phase");
     }
 
     #[test]

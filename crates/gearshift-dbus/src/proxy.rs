@@ -1,5 +1,6 @@
 //! The client side of the contract: an async proxy (the daemon's clients all run an async
-//! runtime: tokio in gearshiftctl and the tray, glib in the app).
+//! runtime: tokio in gearshiftctl and the tray, glib in the app). Clients change settings
+//! through [`crate::settings`], which says whether polkit may prompt.
 
 use std::collections::HashMap;
 
@@ -18,6 +19,8 @@ pub trait Scheduler1 {
     fn set_profile(&self, profile: &str) -> Result<(), Error>;
     #[zbus(allow_interactive_auth)]
     fn set_mode(&self, mode: &str) -> Result<(), Error>;
+    #[zbus(allow_interactive_auth)]
+    fn set_preemption(&self, enabled: bool) -> Result<(), Error>;
     #[zbus(allow_interactive_auth)]
     fn start(&self) -> Result<(), Error>;
     #[zbus(allow_interactive_auth)]
@@ -66,10 +69,10 @@ pub trait Scheduler1 {
     fn profiles(&self) -> zbus::Result<Vec<HashMap<String, OwnedValue>>>;
     #[zbus(property)]
     fn mode(&self) -> zbus::Result<String>;
+    /// Writable too; clients call SetPreemption instead (same effect, and its name would
+    /// clash).
     #[zbus(property)]
     fn preemption(&self) -> zbus::Result<bool>;
-    #[zbus(property)]
-    fn set_preemption(&self, value: bool) -> zbus::Result<()>;
     #[zbus(property)]
     fn auto_power_source(&self) -> zbus::Result<bool>;
     #[zbus(property)]

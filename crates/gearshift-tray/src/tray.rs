@@ -117,7 +117,7 @@ impl ksni::Tray for GearshiftTray {
         }
         if let Some(daemon) = &self.view.daemon {
             if matches!(
-                daemon.state(),
+                daemon.state,
                 SchedulerState::Stopped | SchedulerState::Failed
             ) {
                 items.push(Self::action(START, Command::Start));
@@ -125,12 +125,12 @@ impl ksni::Tray for GearshiftTray {
             if !items.is_empty() {
                 items.push(MenuItem::Separator);
             }
-            let profiles = daemon.profiles();
-            let active = daemon.profile();
+            let profiles = &daemon.profiles;
+            let active = &daemon.profile;
             // No radio item is checked while the profile is "custom".
             let selected = profiles
                 .iter()
-                .position(|p| p.name == active)
+                .position(|p| &p.name == active)
                 .unwrap_or(usize::MAX);
             let names: Vec<String> = profiles.iter().map(|p| p.name.clone()).collect();
             items.push(
@@ -151,7 +151,7 @@ impl ksni::Tray for GearshiftTray {
                 }
                 .into(),
             );
-            let preemption = daemon.preemption();
+            let preemption = daemon.preemption;
             items.push(
                 CheckmarkItem {
                     label: PREEMPTION.into(),

@@ -1,92 +1,17 @@
-//! What the tray shows, derived from gearshiftd's properties: icon names, tooltip and the
-//! status line. Pure functions, so the presentation is tested without a bus.
+//! What the tray shows, derived from gearshiftd's properties (gearshift-dbus's model): icon
+//! names, tooltip and the status line. Pure functions, so the presentation is tested without a
+//! bus.
 
-use std::collections::HashMap;
-
-use gearshift_dbus::{ProfileInfo, SchedulerState};
-use zbus::zvariant::{OwnedValue, Value};
+use gearshift_dbus::{DaemonProperties, SchedulerState};
 
 /// Prefix of the tray's icon names (data/icons/hicolor/symbolic/apps/).
 pub const ICON_PREFIX: &str = "io.github.gearshift.Gearshift";
-
-/// The daemon as the tray sees it: a copy of its properties, kept up to date from
-/// PropertiesChanged. Properties the tray does not know are kept and ignored.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct DaemonStatus {
-    props: HashMap<String, OwnedValue>,
-}
-
-impl DaemonStatus {
-    pub fn new(props: HashMap<String, OwnedValue>) -> Self {
-        Self { props }
-    }
-
-    /// Applies a PropertiesChanged: new values replace old ones.
-    pub fn apply(&mut self, changed: HashMap<String, OwnedValue>) {
-        self.props.extend(changed);
-    }
-
-    fn text(&self, key: &str) -> String {
-        match self.props.get(key).map(|v| &**v) {
-            Some(Value::Str(s)) => s.to_string(),
-            _ => String::new(),
-        }
-    }
-
-    fn flag(&self, key: &str) -> bool {
-        matches!(self.props.get(key).map(|v| &**v), Some(Value::Bool(true)))
-    }
-
-    /// The supervisor's state; an unknown spelling counts as stopped.
-    pub fn state(&self) -> SchedulerState {
-        self.text("State")
-            .parse()
-            .unwrap_or(SchedulerState::Stopped)
-    }
-
-    pub fn state_reason(&self) -> String {
-        self.text("StateReason")
-    }
-
-    pub fn profile(&self) -> String {
-        self.text("Profile")
-    }
-
-    /// gearshiftd runs the last profile that worked because the chosen one kept failing
-    /// (ProfileReason "fallback"); StateReason says which one failed and why.
-    pub fn fell_back(&self) -> bool {
-        self.text("ProfileReason") == "fallback"
-    }
-
-    pub fn mode(&self) -> String {
-        self.text("Mode")
-    }
-
-    pub fn preemption(&self) -> bool {
-        self.flag("Preemption")
-    }
-
-    /// The profiles, in the daemon's order; entries that do not parse are left out.
-    pub fn profiles(&self) -> Vec<ProfileInfo> {
-        let Some(value) = self.props.get("Profiles") else {
-            return Vec::new();
-        };
-        let Ok(value) = value.try_clone() else {
-            return Vec::new();
-        };
-        Vec::<HashMap<String, OwnedValue>>::try_from(value)
-            .unwrap_or_default()
-            .iter()
-            .filter_map(ProfileInfo::from_dict)
-            .collect()
-    }
-}
 
 /// The whole picture: the daemon (none while gearshiftd is not on the bus) and the outcome
 /// of the last request that failed.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct View {
-    pub daemon: Option<DaemonStatus>,
+    pub daemon: Option<DaemonProperties>,
     pub last_error: Option<String>,
 }
 
@@ -97,7 +22,7 @@ impl View {
     /// Icon name: the mode while the scheduler runs, "stopped" otherwise.
     pub fn icon_name(&self) -> String {
         let kind = match &self.daemon {
-            Some(d) if d.state() == SchedulerState::Running => match d.mode().as_str() {
+            Some(d) if d.state == SchedulerState::Running => match d.mode.as_str() {
                 "fifo" => "fifo",
                 "low-power" => "low-power",
                 _ => "interactive",
@@ -113,15 +38,14 @@ impl View {
         let Some(d) = &self.daemon else {
             return Some(DAEMON_ABSENT.to_owned());
         };
-        let state = d.state();
+        let state = d.state;
         if state == SchedulerState::Running {
             // A fallback runs: the daemon's words name the profile that failed and why.
             return d.fell_back().then(|| {
-                let reason = d.state_reason();
-                if reason.is_empty() {
+                if d.state_reason.is_empty() {
                     "Running the last profile that worked".to_owned()
                 } else {
-                    reason
+                    d.state_reason.clone()
                 }
             });
         }
@@ -132,11 +56,10 @@ impl View {
             SchedulerState::Unsupported => "sched_ext not supported by this kernel",
             SchedulerState::Running => "Scheduler running",
         };
-        let reason = d.state_reason();
-        Some(if reason.is_empty() {
+        Some(if d.state_reason.is_empty() {
             words.to_owned()
         } else {
-            format!("{words}: {reason}")
+            format!("{words}: {}", d.state_reason)
         })
     }
 
@@ -145,7 +68,7 @@ impl View {
     pub fn needs_attention(&self) -> bool {
         self.daemon
             .as_ref()
-            .is_some_and(|d| d.state() == SchedulerState::Failed || d.fell_back())
+            .is_some_and(|d| d.state == SchedulerState::Failed || d.fell_back())
     }
 
     /// Tooltip title and body.
@@ -158,11 +81,11 @@ impl View {
                     self.status_line()
                         .unwrap_or_else(|| "Scheduler running".into()),
                 );
-                lines.push(format!("Profile: {}", d.profile()));
+                lines.push(format!("Profile: {}", d.profile));
                 lines.push(format!(
                     "Mode: {}, preemption {}",
-                    d.mode(),
-                    if d.preemption() { "on" } else { "off" }
+                    d.mode,
+                    if d.preemption { "on" } else { "off" }
                 ));
             }
         }
@@ -175,14 +98,18 @@ impl View {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
+    use gearshift_dbus::ProfileInfo;
     use gearshift_types::Mode;
+    use zbus::zvariant::{OwnedValue, Value};
 
     fn owned(v: Value<'_>) -> OwnedValue {
         OwnedValue::try_from(v).expect("plain value")
     }
 
-    fn status(state: &str, mode: &str) -> DaemonStatus {
+    fn status(state: &str, mode: &str) -> DaemonProperties {
         let profiles: Vec<HashMap<String, OwnedValue>> = [("interactive", Mode::Interactive)]
             .into_iter()
             .map(|(name, mode)| {
@@ -195,14 +122,14 @@ mod tests {
                 .to_dict()
             })
             .collect();
-        DaemonStatus::new(HashMap::from([
+        DaemonProperties::from_props(&HashMap::from([
             ("State".to_owned(), owned(Value::from(state))),
             ("StateReason".to_owned(), owned(Value::from(""))),
             ("Profile".to_owned(), owned(Value::from("interactive"))),
             ("Mode".to_owned(), owned(Value::from(mode))),
             ("Preemption".to_owned(), owned(Value::from(true))),
             ("Profiles".to_owned(), owned(Value::from(profiles))),
-            // A property this version does not know is ignored.
+            // A property the tray does not show is read and left alone.
             ("OnBattery".to_owned(), owned(Value::from(false))),
         ]))
     }
@@ -230,7 +157,7 @@ mod tests {
     #[test]
     fn status_line_and_tooltip() {
         let mut d = status("failed", "interactive");
-        d.apply(HashMap::from([(
+        d.apply(&HashMap::from([(
             "StateReason".to_owned(),
             owned(Value::from("crashed 3 times")),
         )]));
@@ -266,7 +193,7 @@ mod tests {
             last_error: None,
         };
         assert!(!plain.needs_attention());
-        d.apply(HashMap::from([
+        d.apply(&HashMap::from([
             ("ProfileReason".to_owned(), owned(Value::from("fallback"))),
             (
                 "StateReason".to_owned(),
@@ -286,7 +213,7 @@ mod tests {
         assert!(view.tooltip().1.contains("profile fifo failed"));
         assert!(view.needs_attention());
         // The next choice is the user's again: the line and the attention go.
-        d.apply(HashMap::from([
+        d.apply(&HashMap::from([
             ("ProfileReason".to_owned(), owned(Value::from("user"))),
             ("StateReason".to_owned(), owned(Value::from(""))),
         ]));
@@ -306,9 +233,9 @@ mod tests {
     #[test]
     fn profiles_parse() {
         let d = status("running", "fifo");
-        let profiles = d.profiles();
+        let profiles = &d.profiles;
         assert_eq!(profiles.len(), 1);
         assert_eq!(profiles[0].name, "interactive");
-        assert!(d.preemption());
+        assert!(d.preemption);
     }
 }

@@ -36,11 +36,8 @@ impl Default for Settings {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "request", rename_all = "kebab-case")]
 pub enum Request {
-    /// Switch mode; answered with the settings in effect afterwards.
-    SetMode { mode: Mode },
-    /// Turn wakeup preemption on or off; answered with the settings in effect afterwards.
-    SetPreemption { enabled: bool },
-    /// Switch mode and preemption together (one round trip, no state in between).
+    /// Switch mode and preemption together (one round trip, no state in between); answered
+    /// with the settings in effect afterwards.
     SetSettings { settings: Settings },
     /// The settings in effect.
     GetSettings,
@@ -120,24 +117,6 @@ impl Client {
         }
     }
 
-    pub fn set_mode(&mut self, mode: Mode) -> Result<Settings, ProtocolError> {
-        match self.request(&Request::SetMode { mode })? {
-            Response::Settings { settings } => Ok(settings),
-            other => Err(ProtocolError::Refused(format!(
-                "unexpected answer {other:?}"
-            ))),
-        }
-    }
-
-    pub fn set_preemption(&mut self, enabled: bool) -> Result<Settings, ProtocolError> {
-        match self.request(&Request::SetPreemption { enabled })? {
-            Response::Settings { settings } => Ok(settings),
-            other => Err(ProtocolError::Refused(format!(
-                "unexpected answer {other:?}"
-            ))),
-        }
-    }
-
     pub fn stats(&mut self) -> Result<Stats, ProtocolError> {
         match self.request(&Request::GetStats)? {
             Response::Stats { stats } => Ok(*stats),
@@ -155,24 +134,19 @@ mod tests {
     #[test]
     fn requests_have_a_stable_wire_form() {
         let mut buf = Vec::new();
-        write_message(
-            &mut buf,
-            &Request::SetMode {
+        let request = Request::SetSettings {
+            settings: Settings {
                 mode: Mode::Interactive,
+                preemption: true,
             },
-        )
-        .unwrap();
+        };
+        write_message(&mut buf, &request).unwrap();
         assert_eq!(
             buf,
-            b"{\"request\":\"set-mode\",\"mode\":\"interactive\"}\n"
+            b"{\"request\":\"set-settings\",\"settings\":{\"mode\":\"interactive\",\"preemption\":true}}\n"
         );
         let back: Request = read_message(&mut &buf[..]).unwrap().unwrap();
-        assert_eq!(
-            back,
-            Request::SetMode {
-                mode: Mode::Interactive
-            }
-        );
+        assert_eq!(back, request);
     }
 
     #[test]
@@ -194,15 +168,21 @@ mod tests {
 
     #[test]
     fn bad_input_is_an_error_not_a_guess() {
-        let unknown_mode = b"{\"request\":\"set-mode\",\"mode\":\"warp\"}\n";
+        let unknown_mode =
+            b"{\"request\":\"set-settings\",\"settings\":{\"mode\":\"warp\",\"preemption\":true}}\n";
         assert!(matches!(
             read_message::<Request>(&mut &unknown_mode[..]),
             Err(ProtocolError::Malformed(_))
         ));
-        let wrong_type = b"{\"request\":\"set-mode\",\"mode\":7}\n";
+        let wrong_type =
+            b"{\"request\":\"set-settings\",\"settings\":{\"mode\":7,\"preemption\":true}}\n";
         assert!(read_message::<Request>(&mut &wrong_type[..]).is_err());
-        let wrong_bool = b"{\"request\":\"set-preemption\",\"enabled\":\"yes\"}\n";
+        let wrong_bool =
+            b"{\"request\":\"set-settings\",\"settings\":{\"mode\":\"fifo\",\"preemption\":\"yes\"}}\n";
         assert!(read_message::<Request>(&mut &wrong_bool[..]).is_err());
+        // A setting alone is no request: SetSettings is the one setter.
+        let removed = b"{\"request\":\"set-mode\",\"mode\":\"fifo\"}\n";
+        assert!(read_message::<Request>(&mut &removed[..]).is_err());
         let long = vec![b' '; MAX_LINE + 10];
         assert!(matches!(
             read_message::<Request>(&mut &long[..]),
@@ -244,7 +224,7 @@ mod tests {
             reader: BufReader::new(a),
         };
         assert_eq!(client.stats().unwrap().nr_queued, 42);
-        let err = client.set_mode(Mode::Interactive).unwrap_err();
+        let err = client.request(&Request::GetSettings).unwrap_err();
         assert!(matches!(err, ProtocolError::Refused(ref m) if m == "nope"));
         server.join().unwrap();
     }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use gearshift_dbus::{Error as DbusError, BUS_NAME};
 use gearshift_i18n::{fill_named, gettext};
 
-use crate::BusKind;
+use gearshiftctl::cli::BusKind;
 
 /// Exit codes scripts can rely on (also listed in `--help` and the README).
 pub mod code {

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use gearshift_dbus::Error as DbusError;
 use gearshift_i18n::{fill_named, gettext};
 
-use crate::commands::Ctl;
+use crate::ctl::Ctl;
 use crate::error::CliError;
 
 /// Holds `profile`, runs `command` (inheriting the terminal), releases the hold, and returns

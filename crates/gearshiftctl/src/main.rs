@@ -1,18 +1,21 @@
 //! gearshiftctl: the command-line client of gearshiftd (`io.github.gearshift.Scheduler1`).
 //!
 //! `cli.rs` holds the command line (in the library, src/lib.rs, so that `cargo xtask man`
-//! writes the manual pages from it), `main.rs` the dispatch; `commands.rs` talks to the daemon,
-//! `watch.rs` follows the Stats signal, `output.rs` formats for people and for scripts.
+//! writes the manual pages from it), `main.rs` the dispatch; `ctl.rs` connects to the daemon and
+//! reads it, `commands.rs` runs each command, `watch.rs` follows the Stats signal, `output.rs`
+//! formats for people and for scripts (`stats_text.rs` the stats, `text.rs` what both share).
 //!
 //! Text for people is translated (gettext domain `gearshift`, set up by gearshift-i18n like the
 //! app's); JSON, the values commands take and print alone (modes, profiles, on/off) and
 //! `--help` (clap's compile-time strings, shared with the manual pages) stay English.
 
 mod commands;
+mod ctl;
 mod error;
 mod hold;
 mod output;
 mod stats_text;
+mod text;
 mod watch;
 
 use std::process::ExitCode;

@@ -3,11 +3,13 @@
 
 use std::io::{self, Write};
 
+use gearshift_dbus::{DaemonProperties, ProfileReason};
 use gearshift_i18n::{fill_named, gettext};
 use gearshift_types::Mode;
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 use crate::stats_text;
+use crate::text::{aligned, on_off};
 
 /// A command's result: JSON through serde, text through `human`.
 pub trait View: Serialize {
@@ -27,15 +29,6 @@ pub fn emit(view: &impl View, json: bool) -> io::Result<()> {
     out.flush()
 }
 
-/// "on"/"off" inside a sentence, in the reader's language.
-pub fn on_off(b: bool) -> String {
-    if b {
-        gettext("on")
-    } else {
-        gettext("off")
-    }
-}
-
 /// "on"/"off" alone, as `preempt` takes them: the value a script or a person types back.
 fn on_off_value(b: bool) -> &'static str {
     if b {
@@ -45,95 +38,106 @@ fn on_off_value(b: bool) -> &'static str {
     }
 }
 
-/// Lines of "Label:  value" with the values lined up after the longest (translated) label.
-pub fn aligned(rows: &[(String, String)]) -> Vec<String> {
-    let width = rows
-        .iter()
-        .map(|(label, _)| label.chars().count())
-        .max()
-        .unwrap_or(0)
-        + 2;
-    rows.iter()
-        .map(|(label, value)| format!("{label:width$}{value}"))
-        .collect()
+/// `status`: the daemon's properties.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusView {
+    pub daemon: DaemonProperties,
 }
 
-/// `status`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct StatusView {
-    pub state: String,
-    pub state_reason: String,
-    pub profile: String,
+/// The JSON object of `status`: one key per property, in the contract's spelling.
+#[derive(Serialize)]
+struct StatusJson<'a> {
+    state: &'a str,
+    state_reason: &'a str,
+    profile: &'a str,
     /// Why the profile is in effect: default, user, hold, battery, power-profile, fallback.
-    pub profile_reason: String,
-    pub mode: String,
-    pub preemption: bool,
-    pub auto_power_source: bool,
-    pub follow_power_profile: bool,
-    pub sched_ext_supported: bool,
-    pub version: String,
+    profile_reason: &'a str,
+    mode: &'a str,
+    preemption: bool,
+    auto_power_source: bool,
+    follow_power_profile: bool,
+    sched_ext_supported: bool,
+    version: &'a str,
+}
+
+impl Serialize for StatusView {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let d = &self.daemon;
+        StatusJson {
+            state: d.state.as_str(),
+            state_reason: &d.state_reason,
+            profile: &d.profile,
+            profile_reason: d.profile_reason.as_ref().map_or("", |r| r.as_str()),
+            mode: &d.mode,
+            preemption: d.preemption,
+            auto_power_source: d.auto_power_source,
+            follow_power_profile: d.follow_power_profile,
+            sched_ext_supported: d.sched_ext_supported,
+            version: &d.version,
+        }
+        .serialize(serializer)
+    }
 }
 
 impl View for StatusView {
     fn human(&self) -> String {
+        let d = &self.daemon;
         let mut rows = vec![
             (
                 gettext("State:"),
-                state_text(
-                    &self.state,
-                    &self.state_reason,
-                    self.profile_reason == "fallback",
-                ),
+                state_text(d.state.as_str(), &d.state_reason, d.fell_back()),
             ),
             (
                 gettext("Profile:"),
                 fill_named(
                     &gettext("{profile} ({reason})"),
                     &[
-                        ("profile", &self.profile),
-                        ("reason", &reason_text(&self.profile_reason)),
+                        ("profile", &d.profile),
+                        ("reason", &reason_text(d.profile_reason.as_ref())),
                     ],
                 ),
             ),
-            (gettext("Mode:"), self.mode.clone()),
-            (gettext("Preemption:"), on_off(self.preemption)),
+            (gettext("Mode:"), d.mode.clone()),
+            (gettext("Preemption:"), on_off(d.preemption)),
             (
                 gettext("Auto rules:"),
                 fill_named(
                     &gettext("power source {source}, follow power profile {follow}"),
                     &[
-                        ("source", &on_off(self.auto_power_source)),
-                        ("follow", &on_off(self.follow_power_profile)),
+                        ("source", &on_off(d.auto_power_source)),
+                        ("follow", &on_off(d.follow_power_profile)),
                     ],
                 ),
             ),
         ];
-        if !self.sched_ext_supported {
+        if !d.sched_ext_supported {
             rows.push(("sched_ext:".into(), gettext("not available in this kernel")));
         }
         rows.push((
             gettext("Version:"),
-            fill_named(
-                &gettext("gearshiftd {version}"),
-                &[("version", &self.version)],
-            ),
+            fill_named(&gettext("gearshiftd {version}"), &[("version", &d.version)]),
         ));
         aligned(&rows).join("\n")
     }
 }
 
-/// Why a profile is in effect, in words.
-fn reason_text(reason: &str) -> String {
+/// Why a profile is in effect, in words (nothing from a daemon that does not say).
+fn reason_text(reason: Option<&ProfileReason>) -> String {
+    let Some(reason) = reason else {
+        return String::new();
+    };
     match reason {
-        "default" => gettext("the default"),
-        "user" => gettext("chosen"),
-        "hold" => gettext("held by an application"),
-        "battery" => gettext("on battery"),
-        "low-battery" => gettext("battery low"),
-        "ac" => gettext("on AC power"),
-        "power-profile" => gettext("following the power mode"),
-        "fallback" => gettext("the last that worked, after the chosen one kept failing"),
-        other => other.into(),
+        ProfileReason::Default => gettext("the default"),
+        ProfileReason::User => gettext("chosen"),
+        ProfileReason::Hold => gettext("held by an application"),
+        ProfileReason::Battery => gettext("on battery"),
+        ProfileReason::LowBattery => gettext("battery low"),
+        ProfileReason::Ac => gettext("on AC power"),
+        ProfileReason::PowerProfile => gettext("following the power mode"),
+        ProfileReason::Fallback => {
+            gettext("the last that worked, after the chosen one kept failing")
+        }
+        ProfileReason::Other(other) => other.clone(),
     }
 }
 
@@ -184,6 +188,17 @@ pub struct SettingsView {
     pub focus: Focus,
 }
 
+impl SettingsView {
+    pub fn of(d: &DaemonProperties, focus: Focus) -> Self {
+        Self {
+            profile: d.profile.clone(),
+            mode: d.mode.clone(),
+            preemption: d.preemption,
+            focus,
+        }
+    }
+}
+
 impl View for SettingsView {
     fn human(&self) -> String {
         match self.focus {
@@ -207,6 +222,15 @@ impl View for SettingsView {
 pub struct StateView {
     pub state: String,
     pub state_reason: String,
+}
+
+impl StateView {
+    pub fn of(d: &DaemonProperties) -> Self {
+        Self {
+            state: d.state.as_str().to_owned(),
+            state_reason: d.state_reason.clone(),
+        }
+    }
 }
 
 impl View for StateView {
@@ -296,16 +320,19 @@ mod tests {
 
     fn status(state: &str, reason: &str) -> StatusView {
         StatusView {
-            state: state.into(),
-            state_reason: reason.into(),
-            profile: "default".into(),
-            profile_reason: "user".into(),
-            mode: "interactive".into(),
-            preemption: true,
-            auto_power_source: false,
-            follow_power_profile: true,
-            sched_ext_supported: true,
-            version: "0.1.0".into(),
+            daemon: DaemonProperties {
+                state: state.parse().expect("a state"),
+                state_reason: reason.into(),
+                profile: "default".into(),
+                profile_reason: Some(ProfileReason::User),
+                mode: "interactive".into(),
+                preemption: true,
+                auto_power_source: false,
+                follow_power_profile: true,
+                sched_ext_supported: true,
+                version: "0.1.0".into(),
+                ..DaemonProperties::default()
+            },
         }
     }
 
@@ -355,7 +382,7 @@ mod tests {
         assert!(text.starts_with("State:       running\n"), "{text}");
         // Running on a fallback: the reason says what failed.
         let mut fallback = status("running", "Fell back to profile interactive: …");
-        fallback.profile_reason = "fallback".into();
+        fallback.daemon.profile_reason = Some(ProfileReason::Fallback);
         let text = fallback.human();
         assert!(
             text.starts_with("State:       running: Fell back to profile interactive: …\n"),
@@ -363,7 +390,7 @@ mod tests {
         );
         assert!(text.contains("after the chosen one kept failing"), "{text}");
         let mut unsupported = status("unsupported", "no sched_ext");
-        unsupported.sched_ext_supported = false;
+        unsupported.daemon.sched_ext_supported = false;
         assert!(unsupported.human().contains("sched_ext:   not available"));
     }
 
@@ -422,10 +449,8 @@ mod tests {
             ("ac", "(on AC power)"),
             ("something-new", "(something-new)"),
         ] {
-            let view = StatusView {
-                profile_reason: reason.into(),
-                ..status("running", "")
-            };
+            let mut view = status("running", "");
+            view.daemon.profile_reason = Some(ProfileReason::from(reason));
             let text = view.human();
             assert!(text.contains(words), "{reason}: {text}");
         }

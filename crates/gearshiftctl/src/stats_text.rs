@@ -3,7 +3,7 @@
 use gearshift_i18n::{fill_named, gettext, ngettext};
 use gearshift_types::{Mode, Stats};
 
-use crate::output::{aligned, on_off};
+use crate::text::{aligned, on_off};
 
 /// `stats`: the important counters, a line each.
 pub fn block(s: &Stats) -> String {

@@ -5,7 +5,7 @@ use gearshift_dbus::model::stats_from_dict;
 use gearshift_i18n::{fill_named, gettext};
 use tokio::signal::unix::{signal, SignalKind};
 
-use crate::commands::Ctl;
+use crate::ctl::Ctl;
 use crate::error::CliError;
 use crate::output::{emit, StatsView};
 

@@ -5,19 +5,18 @@ use std::sync::Arc;
 
 use futures_util::StreamExt;
 use gearshift_dbus::{
-    model::stats_to_dict, Error, ACTION_MANAGE, ACTION_SWITCH_PROFILE, OBJECT_PATH,
+    model::stats_to_dict, Error, HoldInfo, ACTION_MANAGE, ACTION_SWITCH_PROFILE, OBJECT_PATH,
 };
 use gearshift_types::Stats;
 use zbus::message::Header;
 use zbus::object_server::SignalEmitter;
-use zbus::zvariant::{OwnedValue, Value};
+use zbus::zvariant::OwnedValue;
 use zbus::Connection;
 
 use crate::daemon::Daemon;
 use crate::known_good::FellBack;
 use crate::model::Changed;
 use crate::polkit::authorize;
-use crate::rules::Hold;
 
 pub struct Scheduler1 {
     daemon: Arc<Daemon>,
@@ -67,6 +66,17 @@ impl Scheduler1 {
     ) -> Result<(), Error> {
         authorize(conn, &header, ACTION_SWITCH_PROFILE).await?;
         self.daemon.set_mode(&mode).await
+    }
+
+    #[zbus(name = "SetPreemption")]
+    async fn set_preemption_method(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+        enabled: bool,
+    ) -> Result<(), Error> {
+        authorize(conn, &header, ACTION_SWITCH_PROFILE).await?;
+        self.daemon.set_preemption(enabled).await
     }
 
     async fn start(
@@ -205,7 +215,20 @@ impl Scheduler1 {
 
     #[zbus(property)]
     fn active_holds(&self) -> Vec<HashMap<String, OwnedValue>> {
-        self.daemon.model().holds.iter().map(hold_dict).collect()
+        self.daemon
+            .model()
+            .holds
+            .iter()
+            .map(|hold| {
+                HoldInfo {
+                    cookie: hold.cookie,
+                    profile: hold.profile.clone(),
+                    reason: hold.reason.clone(),
+                    application_id: hold.application_id.clone(),
+                }
+                .to_dict()
+            })
+            .collect()
     }
 
     #[zbus(property)]
@@ -287,22 +310,6 @@ impl Scheduler1 {
     fn version(&self) -> String {
         env!("CARGO_PKG_VERSION").to_owned()
     }
-}
-
-fn hold_dict(h: &Hold) -> HashMap<String, OwnedValue> {
-    let text = |s: &str| OwnedValue::try_from(Value::from(s)).ok();
-    let mut d = HashMap::new();
-    d.insert("cookie".to_owned(), OwnedValue::from(h.cookie));
-    for (key, value) in [
-        ("profile", &h.profile),
-        ("reason", &h.reason),
-        ("application_id", &h.application_id),
-    ] {
-        if let Some(v) = text(value) {
-            d.insert(key.to_owned(), v);
-        }
-    }
-    d
 }
 
 /// Emits PropertiesChanged for what changed. Failing to emit is logged, not fatal.

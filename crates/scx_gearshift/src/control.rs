@@ -135,18 +135,6 @@ mod tests {
                         ..Stats::default()
                     }),
                 },
-                Request::SetMode { mode } => Response::Settings {
-                    settings: Settings {
-                        mode: *mode,
-                        ..Settings::default()
-                    },
-                },
-                Request::SetPreemption { enabled } => Response::Settings {
-                    settings: Settings {
-                        preemption: *enabled,
-                        ..Settings::default()
-                    },
-                },
                 Request::SetSettings { settings } => Response::Settings {
                     settings: *settings,
                 },
@@ -173,14 +161,20 @@ mod tests {
         });
         let mut client = Client::connect(&path, Duration::from_secs(5)).unwrap();
         assert_eq!(client.stats().unwrap().nr_queued, 7);
-        assert_eq!(
-            client.set_mode(Mode::Interactive).unwrap().mode,
-            Mode::Interactive
-        );
+        let asked = Settings {
+            mode: Mode::Interactive,
+            preemption: false,
+        };
+        let answer = client
+            .request(&Request::SetSettings { settings: asked })
+            .unwrap();
+        assert_eq!(answer, Response::Settings { settings: asked });
 
         let mut raw = UnixStream::connect(&path).unwrap();
-        raw.write_all(b"{\"request\":\"set-mode\",\"mode\":\"warp\"}\n")
-            .unwrap();
+        raw.write_all(
+            b"{\"request\":\"set-settings\",\"settings\":{\"mode\":\"warp\",\"preemption\":true}}\n",
+        )
+        .unwrap();
         let mut reader = BufReader::new(raw.try_clone().unwrap());
         let answer: Response = read_message(&mut reader).unwrap().unwrap();
         assert!(

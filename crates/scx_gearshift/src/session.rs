@@ -200,20 +200,6 @@ impl<'obj> Session<'obj> {
 
     fn answer(&mut self, request: &Request) -> Response {
         match request {
-            Request::SetMode { mode } => {
-                self.bpf.set_mode(*mode);
-                self.settings.mode = *mode;
-                Response::Settings {
-                    settings: self.settings,
-                }
-            }
-            Request::SetPreemption { enabled } => {
-                self.bpf.set_preemption(*enabled);
-                self.settings.preemption = *enabled;
-                Response::Settings {
-                    settings: self.settings,
-                }
-            }
             Request::SetSettings { settings } => {
                 self.bpf.set_mode(settings.mode);
                 self.bpf.set_preemption(settings.preemption);

@@ -21,11 +21,14 @@ def ask(req):
     f.write(json.dumps(req) + "\n"); f.flush(); return json.loads(f.readline())
 modes = ["interactive", "fifo", "low-power"]
 acked = mismatched = 0
+preempt = True
 for i in range(100):
-    mode, preempt = modes[i % 3], i % 2 == 0
-    r = ask({"request": "set-mode", "mode": mode})
+    # The mode first (preemption as it was), then preemption: two changes in a row.
+    mode = modes[i % 3]
+    r = ask({"request": "set-settings", "settings": {"mode": mode, "preemption": preempt}})
     acked += r["response"] == "settings" and r["settings"]["mode"] == mode
-    r = ask({"request": "set-preemption", "enabled": preempt})
+    preempt = i % 2 == 0
+    r = ask({"request": "set-settings", "settings": {"mode": mode, "preemption": preempt}})
     acked += r["response"] == "settings" and r["settings"]["preemption"] == preempt
     st = ask({"request": "get-stats"})["stats"]
     mismatched += st["mode"] != mode or st["preemption"] != preempt
@@ -63,7 +66,7 @@ goidle() { awk '/^cpu[0-9]/{s+=$5} END {print s}' /proc/schedstat; }
 # $1: mode. One CPU-bound job plus light periodic work for 8 s: per-CPU busy %, busy CPUs
 # (over 3 %: a CPU that works that often cannot stay in deep idle), idle entries.
 measure() {
-    ask "{\"request\":\"set-mode\",\"mode\":\"$1\"}" > /dev/null
+    ask "{\"request\":\"set-settings\",\"settings\":{\"mode\":\"$1\",\"preemption\":true}}" > /dev/null
     "$STRESS_NG" --cpu 1 --cpu-method loop -t 11 -q & H=$!
     P=""
     for w in 1 2; do /usr/bin/python3 -c 'import time
@@ -112,7 +115,7 @@ start_sched --control-socket /tmp/gs.sock
 "$STRESS_NG" --cpu 4 --cpu-method loop -t 120 -q & HOGS=$!
 sleep 2
 lat() {
-    ask "{\"request\":\"set-preemption\",\"enabled\":$1}" > /dev/null
+    ask "{\"request\":\"set-settings\",\"settings\":{\"mode\":\"interactive\",\"preemption\":$1}}" > /dev/null
     # A wide value runs into its label ("Avg:123456"): take what follows the label.
     cyclictest -t 2 -i 2000 -l 1500 -q -m |
         awk '/Avg:/{v = $0; sub(/.*Avg: */, "", v); sub(/ .*/, "", v); a += v; n++} END {if (n) print a / n}'

@@ -40,7 +40,7 @@ start_sched --control-socket /tmp/gs.sock
 cd /tmp
 "$STRESS_NG" --cpu 4 --cpu-method loop -t 30 -q & HOGS=$!
 for m in interactive low-power fifo interactive; do
-    ask "{\"request\":\"set-mode\",\"mode\":\"$m\"}" > /dev/null
+    ask "{\"request\":\"set-settings\",\"settings\":{\"mode\":\"$m\",\"preemption\":true}}" > /dev/null
     hackbench -g 2 -l 50 > /dev/null 2>&1 && echo "hackbench_ok_$m=1"
     echo "mode_now_$m=$(stat mode)"
 done

@@ -15,7 +15,7 @@ fn nice_and_cgroup_weights_share_a_cpu_in_every_mode() {
 {desktop}
 start_sched --control-socket /tmp/gs.sock
 for mode in interactive fifo low-power; do
-    ask "{{\"request\":\"set-mode\",\"mode\":\"$mode\"}}" > /dev/null
+    ask "{{\"request\":\"set-settings\",\"settings\":{{\"mode\":\"$mode\",\"preemption\":true}}}}" > /dev/null
     weight_shares "$mode" 5 | awk '{{ print $2 "_" $3 "=" $4 }}'
 done
 echo "weight_turns=$(stat nr_weight_turns)"

@@ -21,6 +21,7 @@ const INTERFACE_XML = `<node>
     <property name="Mode" type="s" access="read"/>
     <property name="Preemption" type="b" access="readwrite"/>
     <method name="SetProfile"><arg name="profile" type="s" direction="in"/></method>
+    <method name="SetPreemption"><arg name="enabled" type="b" direction="in"/></method>
     <method name="Start"/>
     <method name="Stop"/>
   </interface>
@@ -123,10 +124,7 @@ export const SchedulerClient = class SchedulerClient {
     }
 
     setPreemption(on) {
-        return this._proxy.g_connection.call(BUS_NAME, OBJECT_PATH,
-            'org.freedesktop.DBus.Properties', 'Set',
-            new GLib.Variant('(ssv)', [INTERFACE, 'Preemption', new GLib.Variant('b', on)]),
-            null, Gio.DBusCallFlags.ALLOW_INTERACTIVE_AUTHORIZATION, -1, this._cancellable);
+        return this._call('SetPreemption', new GLib.Variant('(b)', [on]));
     }
 
     destroy() {

@@ -1,5 +1,6 @@
 use std::collections::HashMap;
 
+use gearshift_dbus::values::Dict;
 use zbus::zvariant::{OwnedValue, Value};
 
 use super::*;
@@ -8,7 +9,7 @@ fn v(value: Value<'_>) -> OwnedValue {
     value.try_to_owned().expect("plain value")
 }
 
-fn props(state: &str, reason: &str) -> Props {
+fn props(state: &str, reason: &str) -> Dict {
     HashMap::from([
         ("State".to_owned(), v(Value::from(state))),
         ("StateReason".to_owned(), v(Value::from(reason))),
@@ -20,20 +21,20 @@ fn props(state: &str, reason: &str) -> Props {
 
 #[test]
 fn every_state_has_words_and_the_right_action() {
-    let running = DaemonState::from_props(&props("running", ""));
+    let running = DaemonProperties::from_props(&props("running", ""));
     let view = running.status_view();
     assert_eq!(view.action, Some(Action::Stop));
     assert!(view.description.contains("Low power"), "{view:?}");
 
-    let stopped = DaemonState::from_props(&props("stopped", ""));
+    let stopped = DaemonProperties::from_props(&props("stopped", ""));
     assert_eq!(stopped.status_view().action, Some(Action::Start));
 
-    let failed = DaemonState::from_props(&props("failed", "EXIT: runtime error"));
+    let failed = DaemonProperties::from_props(&props("failed", "EXIT: runtime error"));
     let view = failed.status_view();
     assert_eq!(view.action, Some(Action::Retry));
     assert!(view.details.contains("EXIT: runtime error"), "{view:?}");
 
-    let unsupported = DaemonState::from_props(&props("unsupported", "no sched_ext"));
+    let unsupported = DaemonProperties::from_props(&props("unsupported", "no sched_ext"));
     let view = unsupported.status_view();
     assert_eq!(view.action, None);
     assert!(view.title.contains("sched_ext"), "{view:?}");
@@ -47,7 +48,7 @@ fn every_state_has_words_and_the_right_action() {
 
 #[test]
 fn an_older_daemon_has_no_reason_and_a_newer_one_says_why() {
-    let mut d = DaemonState::from_props(&props("running", ""));
+    let mut d = DaemonProperties::from_props(&props("running", ""));
     assert_eq!(d.reason_text(), None);
     assert_eq!(d.power_text(), "");
 
@@ -106,7 +107,7 @@ fn profile_names_read_as_words() {
 #[test]
 fn a_fallback_is_shown_where_the_state_is_with_the_daemons_words() {
     let reason = "Fell back to profile low-power, the last that ran cleanly: profile fifo failed 5 times within 60 s. Last: EXIT: runnable task stall";
-    let mut d = DaemonState::from_props(&props("running", reason));
+    let mut d = DaemonProperties::from_props(&props("running", reason));
     d.apply(&HashMap::from([(
         "ProfileReason".to_owned(),
         v(Value::from("fallback")),

@@ -8,13 +8,13 @@ use std::rc::Rc;
 
 use adw::prelude::*;
 use adw::subclass::prelude::*;
-use gearshift_dbus::{ProfileInfo, SchedulerState};
+use gearshift_dbus::{DaemonProperties, ProfileInfo, SchedulerState};
 use gettextrs::gettext;
 use gtk::{gdk, glib};
 
-use crate::client::{Client, Event};
+use crate::client::{Client, Event, Switch};
 use crate::history::{History, Series};
-use crate::model::{self, Action, DaemonState};
+use crate::model::{self, Action, DaemonText};
 use crate::widgets::{StatsGraph, StatusPanel};
 
 /// One row of the profile list.
@@ -62,7 +62,7 @@ mod imp {
 
         pub client: OnceCell<Client>,
         /// None while gearshiftd is absent.
-        pub daemon: RefCell<Option<DaemonState>>,
+        pub daemon: RefCell<Option<DaemonProperties>>,
         /// Why it is absent.
         pub absent: RefCell<String>,
         pub history: Rc<RefCell<History>>,
@@ -179,16 +179,16 @@ impl Window {
                 this.choose_profile(name);
             }
         });
-        for (switch, property) in [
-            (&*imp.preemption_switch, "Preemption"),
-            (&*imp.battery_switch, "AutoPowerSource"),
-            (&*imp.power_mode_switch, "FollowPowerProfile"),
+        for (switch, setting) in [
+            (&*imp.preemption_switch, Switch::Preemption),
+            (&*imp.battery_switch, Switch::AutoPowerSource),
+            (&*imp.power_mode_switch, Switch::FollowPowerProfile),
         ] {
             let this = self.downgrade();
             switch.connect_active_notify(move |switch| {
                 let Some(this) = this.upgrade() else { return };
                 if !this.imp().updating.get() {
-                    this.write_switch(switch.clone(), property);
+                    this.write_switch(switch.clone(), setting);
                 }
             });
         }
@@ -227,8 +227,8 @@ impl Window {
     fn handle(&self, event: Event) {
         let imp = self.imp();
         match event {
-            Event::Connected(props) => {
-                imp.daemon.replace(Some(DaemonState::from_props(&props)));
+            Event::Connected(daemon) => {
+                imp.daemon.replace(Some(daemon));
                 imp.history.borrow_mut().clear();
             }
             Event::Absent(why) => {
@@ -236,10 +236,8 @@ impl Window {
                 imp.absent.replace(why);
                 imp.history.borrow_mut().clear();
             }
-            Event::Changed(props) => {
-                if let Some(d) = imp.daemon.borrow_mut().as_mut() {
-                    d.apply(&props);
-                }
+            Event::Changed(daemon) => {
+                imp.daemon.replace(Some(daemon));
             }
             Event::Stats(stats) => {
                 imp.history
@@ -304,7 +302,7 @@ impl Window {
             return;
         };
         imp.status.show(&d.status_view());
-        let usable = d.state != Some(SchedulerState::Unsupported);
+        let usable = d.state != SchedulerState::Unsupported;
         for group in groups {
             group.set_sensitive(usable);
         }
@@ -327,7 +325,7 @@ impl Window {
             .set_description((!power.is_empty()).then_some(power.as_str()));
     }
 
-    fn render_profiles(&self, d: &DaemonState) {
+    fn render_profiles(&self, d: &DaemonProperties) {
         let imp = self.imp();
         if *imp.shown_profiles.borrow() != d.profiles {
             let mut rows = imp.rows.borrow_mut();
@@ -417,11 +415,11 @@ impl Window {
         );
     }
 
-    fn write_switch(&self, switch: gtk::Switch, property: &'static str) {
-        let value = switch.is_active();
+    fn write_switch(&self, switch: gtk::Switch, setting: Switch) {
+        let on = switch.is_active();
         switch.set_sensitive(false);
         self.call(
-            move |client| async move { client.set_bool(property, value).await },
+            move |client| async move { client.set_switch(setting, on).await },
             move |this, ok| {
                 switch.set_sensitive(true);
                 if !ok {
