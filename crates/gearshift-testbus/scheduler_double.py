@@ -100,13 +100,7 @@ def answer(req):
     if flag("refuse"):
         return {"response": "error", "message": "the double refuses"}
     kind = req.get("request")
-    if kind == "set-mode":
-        if req.get("mode") not in MODES:
-            return {"response": "error", "message": "unknown mode"}
-        settings["mode"] = req["mode"]
-    elif kind == "set-preemption":
-        settings["preemption"] = bool(req.get("enabled"))
-    elif kind == "set-settings":
+    if kind == "set-settings":
         new = req.get("settings") or {}
         if new.get("mode") not in MODES or not isinstance(new.get("preemption"), bool):
             return {"response": "error", "message": "bad settings"}

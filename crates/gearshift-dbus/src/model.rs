@@ -170,6 +170,15 @@ impl ProfileReason {
 
     pub fn as_str(&self) -> &str {
         match self {
+            ProfileReason::Other(other) => other,
+            known => known.known_spelling().unwrap_or_default(),
+        }
+    }
+
+    /// The contract's word for a reason this version knows (`None` for [`ProfileReason::Other`]):
+    /// the daemon spells its reasons with it, so each word is written once.
+    pub fn known_spelling(&self) -> Option<&'static str> {
+        Some(match self {
             ProfileReason::Default => "default",
             ProfileReason::User => "user",
             ProfileReason::Hold => "hold",
@@ -178,8 +187,8 @@ impl ProfileReason {
             ProfileReason::Ac => "ac",
             ProfileReason::PowerProfile => "power-profile",
             ProfileReason::Fallback => "fallback",
-            ProfileReason::Other(other) => other,
-        }
+            ProfileReason::Other(_) => return None,
+        })
     }
 }
 

@@ -25,6 +25,14 @@ pub fn flag(value: &Value<'_>) -> Option<bool> {
     }
 }
 
+/// A `d` value (UPower's battery percentage, for one).
+pub fn float(value: &Value<'_>) -> Option<f64> {
+    match value {
+        Value::F64(x) => Some(*x),
+        _ => None,
+    }
+}
+
 /// A `u` value.
 pub fn unsigned(value: &Value<'_>) -> Option<u32> {
     match value {

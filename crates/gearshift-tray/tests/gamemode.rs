@@ -8,6 +8,7 @@ mod support;
 use std::collections::HashMap;
 use std::process::{Child, Command, Stdio};
 
+use gearshift_dbus::HoldInfo;
 use support::{eventually, World};
 use zbus::zvariant::{OwnedValue, Value};
 
@@ -81,15 +82,11 @@ impl Drop for GameMode {
 /// The profiles held by the tray, as gearshiftd lists them.
 async fn tray_holds(w: &World) -> Vec<String> {
     let holds: Vec<HashMap<String, OwnedValue>> = w.proxy.active_holds().await.expect("holds");
-    let text = |h: &HashMap<String, OwnedValue>, key: &str| {
-        h.get(key)
-            .and_then(|v| String::try_from(v.clone()).ok())
-            .unwrap_or_default()
-    };
     holds
         .iter()
-        .filter(|h| text(h, "application_id") == TRAY_ID)
-        .map(|h| text(h, "profile"))
+        .filter_map(HoldInfo::from_dict)
+        .filter(|h| h.application_id == TRAY_ID)
+        .map(|h| h.profile)
         .collect()
 }
 

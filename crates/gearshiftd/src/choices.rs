@@ -259,15 +259,7 @@ pub fn initial_model(
         reason: Reason::Default,
     };
     let restored = saved.as_ref().and_then(|s| {
-        let reason = match s.profile_reason.as_str() {
-            "battery" => Reason::Battery,
-            "low-battery" => Reason::LowBattery,
-            "ac" => Reason::Ac,
-            "power-profile" => Reason::PowerProfile,
-            "fallback" => Reason::Fallback,
-            "default" => Reason::Default,
-            _ => Reason::User,
-        };
+        let reason = Reason::restored(&s.profile_reason);
         let t = restore(config, &s.profile, s.mode, s.preemption)?;
         Some(Choice {
             profile: t.profile,

@@ -6,9 +6,10 @@
 //! report to the core's power following (power_follow.rs).
 
 use futures_util::StreamExt;
+use gearshift_dbus::values;
 use tokio::sync::mpsc;
 use zbus::names::{BusName, InterfaceName};
-use zbus::zvariant::{OwnedValue, Value};
+use zbus::zvariant::OwnedValue;
 use zbus::Connection;
 
 use crate::power_follow::PowerFollow;
@@ -154,18 +155,18 @@ pub async fn follow(conn: Connection, power: PowerFollow) {
         tracing::debug!("{}.{}: {value:?}", watched.service, watched.property);
         if watched == UPOWER_ON_BATTERY {
             power
-                .power_source_seen(value.as_ref().and_then(as_bool))
+                .power_source_seen(value.as_ref().and_then(|v| values::flag(v)))
                 .await;
             continue;
         }
         if watched == UPOWER_DISPLAY_PERCENTAGE {
             power
-                .battery_percent_seen(value.as_ref().and_then(as_f64))
+                .battery_percent_seen(value.as_ref().and_then(|v| values::float(v)))
                 .await;
             continue;
         }
         let left = value.is_none();
-        let text = value.as_ref().and_then(as_string);
+        let text = value.as_ref().and_then(|v| values::text(v));
         if watched == PPD_ACTIVE_PROFILE {
             current = text;
         } else {
@@ -174,26 +175,5 @@ pub async fn follow(conn: Connection, power: PowerFollow) {
         power
             .power_profile_seen(current.clone().or_else(|| legacy.clone()), left)
             .await;
-    }
-}
-
-fn as_bool(v: &OwnedValue) -> Option<bool> {
-    match &**v {
-        Value::Bool(b) => Some(*b),
-        _ => None,
-    }
-}
-
-fn as_f64(v: &OwnedValue) -> Option<f64> {
-    match &**v {
-        Value::F64(x) => Some(*x),
-        _ => None,
-    }
-}
-
-fn as_string(v: &OwnedValue) -> Option<String> {
-    match &**v {
-        Value::Str(s) => Some(s.to_string()),
-        _ => None,
     }
 }

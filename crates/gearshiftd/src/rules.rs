@@ -21,6 +21,7 @@
 //! above the threshold plus the hysteresis restores what that replaced, and plugging in ends
 //! it as it ends the battery profile.
 
+use gearshift_dbus::ProfileReason;
 use gearshift_types::Settings;
 
 /// Why the effective profile is in effect (the `ProfileReason` property).
@@ -41,16 +42,36 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// The contract's word for it (`ProfileReason`, spelled once in gearshift-dbus).
     pub fn as_str(self) -> &'static str {
+        // Every reason of the daemon's is one the contract knows.
+        self.in_contract().known_spelling().unwrap_or("user")
+    }
+
+    fn in_contract(self) -> ProfileReason {
         match self {
-            Reason::Default => "default",
-            Reason::User => "user",
-            Reason::Hold => "hold",
-            Reason::Battery => "battery",
-            Reason::LowBattery => "low-battery",
-            Reason::Ac => "ac",
-            Reason::PowerProfile => "power-profile",
-            Reason::Fallback => "fallback",
+            Reason::Default => ProfileReason::Default,
+            Reason::User => ProfileReason::User,
+            Reason::Hold => ProfileReason::Hold,
+            Reason::Battery => ProfileReason::Battery,
+            Reason::LowBattery => ProfileReason::LowBattery,
+            Reason::Ac => ProfileReason::Ac,
+            Reason::PowerProfile => ProfileReason::PowerProfile,
+            Reason::Fallback => ProfileReason::Fallback,
+        }
+    }
+
+    /// The reason a saved state names. A hold does not outlive the daemon, and a word this
+    /// version does not know counts as the user's choice: the profile stays until the next event.
+    pub fn restored(word: &str) -> Self {
+        match ProfileReason::from(word) {
+            ProfileReason::Default => Reason::Default,
+            ProfileReason::Battery => Reason::Battery,
+            ProfileReason::LowBattery => Reason::LowBattery,
+            ProfileReason::Ac => Reason::Ac,
+            ProfileReason::PowerProfile => Reason::PowerProfile,
+            ProfileReason::Fallback => Reason::Fallback,
+            ProfileReason::User | ProfileReason::Hold | ProfileReason::Other(_) => Reason::User,
         }
     }
 }
