@@ -19,6 +19,11 @@ pub struct Setup {
     pub config: Option<String>,
     /// Use the real scx_gearshift at this path instead of the double (VM tests).
     pub real_scheduler: Option<PathBuf>,
+    /// The default config's lines before its first table (top-level keys, `[[profiles]]`…);
+    /// none: `autostart = false`. Ignored when `config` is given.
+    pub top_level: Option<String>,
+    /// The default config's `[scheduler] start_timeout_ms`.
+    pub start_timeout_ms: u32,
     /// Lines added to the default config's `[restart]` table (e.g. `known_good_after_s = 1`);
     /// ignored when `config` is given.
     pub restart_extra: String,
@@ -30,6 +35,8 @@ impl Default for Setup {
             supported: true,
             config: None,
             real_scheduler: None,
+            top_level: None,
+            start_timeout_ms: 10_000,
             restart_extra: String::new(),
         }
     }
@@ -119,8 +126,10 @@ impl DaemonUnderTest {
             .unwrap_or_else(|| repo_root().join("crates/gearshift-testbus/scheduler_double.py"));
         let config = setup.config.unwrap_or_else(|| {
             format!(
-                "autostart = false\n[scheduler]\npath = {:?}\nstart_timeout_ms = 10000\n{TEST_TIMINGS}{}\n",
+                "{}\n[scheduler]\npath = {:?}\nstart_timeout_ms = {}\n{TEST_TIMINGS}{}\n",
+                setup.top_level.as_deref().unwrap_or("autostart = false"),
                 scheduler.display().to_string(),
+                setup.start_timeout_ms,
                 setup.restart_extra
             )
         });

@@ -100,14 +100,10 @@ pub const SECS_10: Duration = Duration::from_secs(10);
 /// The scheduler double's config: `extra` at the top, `restart` added to the quick
 /// [restart] timings of the tests.
 pub fn with_restart_config(extra: &str, start_timeout_ms: u32, restart: &str) -> Setup {
-    let double =
-        gearshift_testbus::repo_root().join("crates/gearshift-testbus/scheduler_double.py");
     Setup {
-        config: Some(format!(
-            "{extra}\n[scheduler]\npath = {:?}\nstart_timeout_ms = {start_timeout_ms}\n\
-             [restart]\nmax_failures = 3\nwindow_s = 30\ninitial_backoff_ms = 200\nmax_backoff_ms = 800\n{restart}\n",
-            double.display().to_string()
-        )),
+        top_level: Some(extra.to_owned()),
+        start_timeout_ms,
+        restart_extra: restart.to_owned(),
         ..Setup::default()
     }
 }
