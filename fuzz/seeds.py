@@ -99,8 +99,10 @@ settings = [{"mode": m, "preemption": p} for m in ("interactive", "fifo", "low-p
 requests = [{"request": "set-mode", "mode": m} for m in ("interactive", "fifo", "low-power")]
 requests += [{"request": "set-preemption", "enabled": b} for b in (True, False)]
 requests += [{"request": "set-settings", "settings": s} for s in settings]
+requests += [{"request": "set-foreground", "cgroup_id": c} for c in (0, 4242, 18446744073709551615)]
 requests += [{"request": "get-settings"}, {"request": "get-stats"}]
 responses = [{"response": "settings", "settings": s} for s in settings]
+responses += [{"response": "foreground", "cgroup_id": c} for c in (0, 4242)]
 responses += [
     {"response": "stats", "stats": stats},
     {"response": "stats", "stats": {}},
