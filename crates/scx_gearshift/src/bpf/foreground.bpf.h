@@ -75,8 +75,10 @@ static void foreground_refresh(struct task_struct *p, struct task_ctx *tctx)
 		return;
 	}
 	cgrp = p->cgroups->dfl_cgrp;
-	if (!cgrp)
+	if (!cgrp) {
+		tctx->foreground = false;
 		return;
+	}
 	cgid = cgrp->kn->id;
 	if (tctx->foreground_of == fg && tctx->foreground_cgid_seen == cgid)
 		return;
