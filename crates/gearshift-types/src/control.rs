@@ -44,8 +44,8 @@ pub enum Request {
     SetSettings { settings: Settings },
     /// Favour the tasks of one cgroup v2 (the focused app's scope) and of its descendants:
     /// `cgroup_id` is the cgroup's id, the inode number of its directory under /sys/fs/cgroup
-    /// (what `bpf_get_current_cgroup_id()` returns); 0 favours no one. Answered with the
-    /// foreground in effect afterwards.
+    /// (what `bpf_get_current_cgroup_id()` returns); 0 favours no one. Answered with
+    /// `Foreground`, the cgroup id in effect afterwards.
     SetForeground { cgroup_id: u64 },
     /// The settings in effect.
     GetSettings,
@@ -56,19 +56,10 @@ pub enum Request {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "response", rename_all = "kebab-case")]
 pub enum Response {
-    Settings {
-        settings: Settings,
-    },
-    /// The foreground cgroup in effect (0: none).
-    Foreground {
-        cgroup_id: u64,
-    },
-    Stats {
-        stats: Box<Stats>,
-    },
-    Error {
-        message: String,
-    },
+    Settings { settings: Settings },
+    Foreground { cgroup_id: u64 },
+    Stats { stats: Box<Stats> },
+    Error { message: String },
 }
 
 #[derive(Debug, Error)]

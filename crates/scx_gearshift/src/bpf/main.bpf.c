@@ -7,11 +7,10 @@
  * Topics live in their own headers, included lower layers first (none calls one included
  * after it): task state (task.bpf.h), counters (stats.bpf.h), what waits in the shared DSQs
  * (queues.bpf.h), NUMA placement (topo.bpf.h), the foreground app (foreground.bpf.h),
- * weights (weight.bpf.h), the mode in effect
- * and low-power mode's active set (active.bpf.h), wakeup preemption (preempt.bpf.h), idle
- * selection and wakeups (idle.bpf.h), the user-space channel (usersched.bpf.h), DSQs
- * (dispatch.bpf.h), live modes and their load tick (modes.bpf.h), latency-critical bursts
- * (latency.bpf.h).
+ * weights (weight.bpf.h), the mode in effect and low-power mode's active set (active.bpf.h),
+ * wakeup preemption (preempt.bpf.h), idle selection and wakeups (idle.bpf.h), the user-space
+ * channel (usersched.bpf.h), DSQs (dispatch.bpf.h), live modes and their load tick
+ * (modes.bpf.h), latency-critical bursts (latency.bpf.h).
  */
 #include <scx/common.bpf.h>
 #include "intf.h"
@@ -73,7 +72,6 @@ s32 BPF_STRUCT_OPS(gearshift_select_cpu, struct task_struct *p, s32 prev_cpu, u6
 static bool enqueue_interactive(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
 {
 	bool sync = tctx->burst_sync && (enq_flags & SCX_ENQ_WAKEUP);
-
 	/* A foreground task's wakeups are interactive even unclassified (foreground.bpf.h). */
 	bool foreground_wakeup = in_foreground(tctx) && (enq_flags & SCX_ENQ_WAKEUP);
 
