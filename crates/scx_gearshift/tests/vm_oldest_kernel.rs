@@ -1,7 +1,7 @@
 //! On the oldest kernel line with sched_ext (6.12), which lacks kfuncs newer kernels have
 //! (scx_bpf_select_cpu_and, scx_bpf_task_set_slice) and verifies timer callbacks of a
 //! sleepable ops.init as sleepable: the scheduler loads, schedules CPU hogs and a message
-//! storm in every mode, and leaves cleanly.
+//! storm in every mode and in a foreground cgroup, and leaves cleanly.
 //!
 //! The kernel is the prebuilt image in the shared kernels directory next to the checkout
 //! (`../shared/kernels/bzImage-6.12.117`, see its README), or `GEARSHIFT_OLDEST_KERNEL`.
@@ -44,6 +44,14 @@ for m in interactive low-power fifo interactive; do
     hackbench -g 2 -l 50 > /dev/null 2>&1 && echo "hackbench_ok_$m=1"
     echo "mode_now_$m=$(stat mode)"
 done
+# The foreground boost: a cgroup named foreground; hackbench run in it is boosted.
+mkdir -p /sys/fs/cgroup/gs-fg
+ask "{\"request\":\"set-foreground\",\"cgroup_id\":$(command stat -c %i /sys/fs/cgroup/gs-fg)}" > /dev/null
+b0=$(stat nr_foreground_boosts)
+sh -c 'echo $$ > /sys/fs/cgroup/gs-fg/cgroup.procs && exec hackbench -g 2 -l 50' > /dev/null 2>&1 &&
+    echo "hackbench_ok_foreground=1"
+echo "foreground_boosts=$(( $(stat nr_foreground_boosts) - b0 ))"
+ask '{"request":"set-foreground","cgroup_id":0}' > /dev/null
 kill $HOGS; wait $HOGS 2>/dev/null
 echo "scheduled=$(stat nr_scheduled)"
 echo "state_after=$(state)"
@@ -60,6 +68,11 @@ stop_sched
             "the mode is in effect"
         );
     }
+    assert_eq!(field(&out, "hackbench_ok_foreground"), Some("1"));
+    assert!(
+        number(&out, "foreground_boosts") > 0.0,
+        "the foreground cgroup's tasks were boosted"
+    );
     assert!(
         number(&out, "scheduled") > 0.0,
         "user space scheduled tasks"
