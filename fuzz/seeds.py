@@ -97,8 +97,10 @@ for i, (field, ty) in enumerate(stats_fields):
     stats[field] = {"Mode": "fifo", "bool": True}.get(ty, i * 1000003)
 settings = [{"mode": m, "preemption": p} for m in ("interactive", "fifo", "low-power") for p in (True, False)]
 requests = [{"request": "set-settings", "settings": s} for s in settings]
+requests += [{"request": "set-foreground", "cgroup_id": c} for c in (0, 4242, 18446744073709551615)]
 requests += [{"request": "get-settings"}, {"request": "get-stats"}]
 responses = [{"response": "settings", "settings": s} for s in settings]
+responses += [{"response": "foreground", "cgroup_id": c} for c in (0, 4242)]
 responses += [
     {"response": "stats", "stats": stats},
     {"response": "stats", "stats": {}},

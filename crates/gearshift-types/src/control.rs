@@ -39,6 +39,11 @@ pub enum Request {
     /// Switch mode and preemption together (one round trip, no state in between); answered
     /// with the settings in effect afterwards.
     SetSettings { settings: Settings },
+    /// Favour the tasks of one cgroup v2 (the focused app's scope) and of its descendants:
+    /// `cgroup_id` is the cgroup's id, the inode number of its directory under /sys/fs/cgroup
+    /// (what `bpf_get_current_cgroup_id()` returns); 0 favours no one. Answered with the
+    /// foreground in effect afterwards.
+    SetForeground { cgroup_id: u64 },
     /// The settings in effect.
     GetSettings,
     /// A stats snapshot.
@@ -48,9 +53,19 @@ pub enum Request {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "response", rename_all = "kebab-case")]
 pub enum Response {
-    Settings { settings: Settings },
-    Stats { stats: Box<Stats> },
-    Error { message: String },
+    Settings {
+        settings: Settings,
+    },
+    /// The foreground cgroup in effect (0: none).
+    Foreground {
+        cgroup_id: u64,
+    },
+    Stats {
+        stats: Box<Stats>,
+    },
+    Error {
+        message: String,
+    },
 }
 
 #[derive(Debug, Error)]
@@ -117,6 +132,16 @@ impl Client {
         }
     }
 
+    /// Sets the foreground cgroup (0: none); returns the one in effect.
+    pub fn set_foreground(&mut self, cgroup_id: u64) -> Result<u64, ProtocolError> {
+        match self.request(&Request::SetForeground { cgroup_id })? {
+            Response::Foreground { cgroup_id } => Ok(cgroup_id),
+            other => Err(ProtocolError::Refused(format!(
+                "unexpected answer {other:?}"
+            ))),
+        }
+    }
+
     pub fn stats(&mut self) -> Result<Stats, ProtocolError> {
         match self.request(&Request::GetStats)? {
             Response::Stats { stats } => Ok(*stats),
@@ -164,6 +189,23 @@ mod tests {
         );
         let half = b"{\"request\":\"set-settings\",\"settings\":{\"mode\":\"fifo\"}}\n";
         assert!(read_message::<Request>(&mut &half[..]).is_err());
+    }
+
+    #[test]
+    fn set_foreground_has_a_stable_wire_form() {
+        let mut buf = Vec::new();
+        write_message(&mut buf, &Request::SetForeground { cgroup_id: 1234 }).unwrap();
+        assert_eq!(
+            buf,
+            b"{\"request\":\"set-foreground\",\"cgroup_id\":1234}\n"
+        );
+        let mut answer = Vec::new();
+        write_message(&mut answer, &Response::Foreground { cgroup_id: 0 }).unwrap();
+        assert_eq!(answer, b"{\"response\":\"foreground\",\"cgroup_id\":0}\n");
+        let negative = b"{\"request\":\"set-foreground\",\"cgroup_id\":-1}\n";
+        assert!(read_message::<Request>(&mut &negative[..]).is_err());
+        let missing = b"{\"request\":\"set-foreground\"}\n";
+        assert!(read_message::<Request>(&mut &missing[..]).is_err());
     }
 
     #[test]
@@ -218,6 +260,9 @@ mod tests {
                 },
             )
             .unwrap();
+            let req: Request = read_message(&mut reader).unwrap().unwrap();
+            assert_eq!(req, Request::SetForeground { cgroup_id: 77 });
+            write_message(&mut writer, &Response::Foreground { cgroup_id: 77 }).unwrap();
         });
         let mut client = Client {
             writer: a.try_clone().unwrap(),
@@ -226,6 +271,7 @@ mod tests {
         assert_eq!(client.stats().unwrap().nr_queued, 42);
         let err = client.request(&Request::GetSettings).unwrap_err();
         assert!(matches!(err, ProtocolError::Refused(ref m) if m == "nope"));
+        assert_eq!(client.set_foreground(77).unwrap(), 77);
         server.join().unwrap();
     }
 }

@@ -69,6 +69,10 @@ pub struct Stats {
     /// Wakeups of latency-critical bursts (timer- or device-woken, short, periodic: frames,
     /// audio, input), queued ahead of everything else.
     pub nr_latency_wakeups: u64,
+    /// The foreground cgroup in effect (its cgroup v2 id; 0: none), read back from BPF.
+    pub foreground_cgroup_id: u64,
+    /// Enqueues of tasks of the foreground cgroup, each ordered with the foreground boost.
+    pub nr_foreground_boosts: u64,
     /// Tasks classified interactive among those seen in the last second.
     pub nr_interactive: u64,
     /// Page faults of the scheduling thread since it locked its memory (should stay 0).

@@ -268,6 +268,21 @@ impl<'obj> Bpf<'obj> {
         mode_of_code(unsafe { std::ptr::read_volatile(&self.bss().mode) })
     }
 
+    /// Favours the tasks of the cgroup v2 of id `cgroup_id` and of its descendants (0: none);
+    /// BPF reads it on every enqueue, so it is in effect on return.
+    pub fn set_foreground(&mut self, cgroup_id: u64) {
+        if let Some(bss) = self.skel.maps.bss_data.as_deref_mut() {
+            // SAFETY: shared with BPF, written with a volatile store.
+            unsafe { std::ptr::write_volatile(&mut bss.foreground_cgid, cgroup_id) };
+        }
+    }
+
+    /// The foreground cgroup BPF has in effect (read back from BPF).
+    pub fn foreground(&self) -> u64 {
+        // SAFETY: shared with BPF, read with a volatile load.
+        unsafe { std::ptr::read_volatile(&self.bss().foreground_cgid) }
+    }
+
     /// Whether BPF has wakeup preemption on (read back from BPF).
     pub fn preemption(&self) -> bool {
         self.skel

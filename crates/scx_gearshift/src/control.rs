@@ -1,6 +1,7 @@
 //! The control socket: `gearshiftd` (or anyone with access to the socket) sets the mode and
-//! reads stats. Connections are served on their own threads; every request is handed to the
-//! scheduling loop, which answers after applying it, so an acknowledgement means "in effect".
+//! the foreground app, and reads stats. Connections are served on their own threads; every
+//! request is handed to the scheduling loop, which answers after applying it, so an
+//! acknowledgement means "in effect".
 
 use std::io::BufReader;
 use std::os::unix::fs::PermissionsExt;
@@ -138,6 +139,9 @@ mod tests {
                 Request::SetSettings { settings } => Response::Settings {
                     settings: *settings,
                 },
+                Request::SetForeground { cgroup_id } => Response::Foreground {
+                    cgroup_id: *cgroup_id,
+                },
                 Request::GetSettings => Response::Settings {
                     settings: Settings::default(),
                 },
@@ -169,6 +173,7 @@ mod tests {
             .request(&Request::SetSettings { settings: asked })
             .unwrap();
         assert_eq!(answer, Response::Settings { settings: asked });
+        assert_eq!(client.set_foreground(1234).unwrap(), 1234);
 
         let mut raw = UnixStream::connect(&path).unwrap();
         raw.write_all(

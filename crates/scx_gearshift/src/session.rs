@@ -65,6 +65,8 @@ pub fn run(opts: &Options, shutdown: &AtomicBool) -> Result<scx_utils::UserExitI
         mode: opts.mode,
         preemption: opts.preemption,
     };
+    // Not an option: gearshiftd sets it as focus moves, and a restart keeps it.
+    let mut foreground_cgroup_id = 0;
     loop {
         let mut open_object = MaybeUninit::<OpenObject>::uninit();
         let tid = nix::unistd::gettid().as_raw();
@@ -80,9 +82,10 @@ pub fn run(opts: &Options, shutdown: &AtomicBool) -> Result<scx_utils::UserExitI
         )?;
         tracing::info!("scx_gearshift attached ({} mode)", settings.mode);
         event(opts, "attached");
-        let mut session = Session::new(bpf, opts, settings);
+        let mut session = Session::new(bpf, opts, settings, foreground_cgroup_id);
         session.run(shutdown, control.as_ref())?;
         settings = session.settings;
+        foreground_cgroup_id = session.bpf.foreground();
         let exit = session.bpf.detach()?;
         if !exit.should_restart() || shutdown.load(Ordering::Relaxed) {
             return Ok(exit);
@@ -112,9 +115,10 @@ struct Session<'obj> {
 }
 
 impl<'obj> Session<'obj> {
-    fn new(mut bpf: Bpf<'obj>, opts: &Options, settings: Settings) -> Self {
+    fn new(mut bpf: Bpf<'obj>, opts: &Options, settings: Settings, foreground: u64) -> Self {
         bpf.set_preemption(settings.preemption);
         bpf.set_mode(settings.mode);
+        bpf.set_foreground(foreground);
         let nr_cpus = bpf.counters().nr_online_cpus.max(1);
         let policy = Policy::new(
             PolicyConfig {
@@ -208,6 +212,12 @@ impl<'obj> Session<'obj> {
                     settings: self.settings,
                 }
             }
+            Request::SetForeground { cgroup_id } => {
+                self.bpf.set_foreground(*cgroup_id);
+                Response::Foreground {
+                    cgroup_id: self.bpf.foreground(),
+                }
+            }
             Request::GetSettings => Response::Settings {
                 settings: self.settings,
             },
@@ -245,6 +255,8 @@ impl<'obj> Session<'obj> {
             nr_starvation_guard: c.nr_starvation_guard,
             nr_rescue_kicks: c.nr_rescue_kicks,
             nr_weight_turns: c.nr_weight_turns,
+            foreground_cgroup_id: self.bpf.foreground(),
+            nr_foreground_boosts: c.nr_foreground_boosts,
             nr_interactive_wakeups: c.nr_interactive_wakeups,
             nr_preemptions: c.nr_preemptions,
             nr_latency_wakeups: c.nr_latency_wakeups,
@@ -266,6 +278,7 @@ fn print_stats(s: &Stats) {
     println!(
         "[gearshift] mode={} preempt={} fifo_active={} fifo_ms={} fifo_overload_ms={} fifo={} active_cpus={} cpus={} running={} queued={} scheduled={} pending={} shared={} \
          user={} kernel={} cancel={} bounce={} failed={} congested={} starved={} rescued={} weighted={} fastwake={} latency={} preempted={} interactive={} \
+         foreground={} foreground_boosts={} \
          page_faults={} arena_kib={}",
         s.mode,
         s.preemption,
@@ -293,6 +306,8 @@ fn print_stats(s: &Stats) {
         s.nr_latency_wakeups,
         s.nr_preemptions,
         s.nr_interactive,
+        s.foreground_cgroup_id,
+        s.nr_foreground_boosts,
         s.page_faults,
         s.arena_used_bytes / 1024,
     );

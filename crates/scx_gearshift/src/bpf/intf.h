@@ -158,6 +158,8 @@ struct gs_counters {
 	u64 nr_rescue_kicks;
 	/* Slices a regular task ran in a row ahead of a lighter one (weight.bpf.h). */
 	u64 nr_weight_turns;
+	/* Enqueues of foreground tasks (foreground.bpf.h), each ordered with the boost. */
+	u64 nr_foreground_boosts;
 };
 
 #endif /* __GEARSHIFT_INTF_H */

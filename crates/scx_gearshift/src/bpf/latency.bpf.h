@@ -9,12 +9,13 @@
  *
  * So a burst that
  *  - began with an asynchronous wakeup (not SCX_WAKE_SYNC),
- *  - is expected to be short (the task's average burst is under latency_burst_max()), and
+ *  - is expected to be short (the task's average burst is under latency_burst_max(), more
+ *    for the foreground app: latency_budget()), and
  *  - belongs to a task that sleeps at least as long as it runs (average burst at most half its
  *    average time between wakeups)
  * goes to GS_LAT_DSQ, ordered by when it is due, which CPUs serve before any other queue; it
  * takes a CPU from anything but another such burst due earlier. Each task can hold that rank
- * for at most half a CPU (the last rule), a burst loses it once it has run latency_burst_max(), and
+ * for at most half a CPU (the last rule), a burst loses it once it has run its budget, and
  * the other queues go first once they have waited starvation_ns.
  *
  * This is decided in BPF, not by the user-space policy: it is a property of each wakeup, and
@@ -36,6 +37,19 @@ static inline u64 latency_burst_max(void)
 	return 2 * slice_max_ns;
 }
 
+/*
+ * The longest burst of @tctx's task that is latency-critical: latency_burst_max(), times the
+ * foreground factor for the foreground app (foreground.bpf.h). A frame that overran its
+ * period runs on into the next one without sleeping; past its budget it is no longer
+ * latency-critical, and a background frame's bursts then keep taking the CPU from it, so it
+ * never catches up. The foreground's frame gets the longer run it needs to catch up; half a
+ * CPU per task (the period rule) still bounds what it takes.
+ */
+static inline u64 latency_budget(const struct task_ctx *tctx)
+{
+	return latency_burst_max() * foreground_factor(tctx);
+}
+
 /* When a CPU last started something other than a latency-critical burst. */
 static u64 last_other_run_ns;
 
@@ -50,7 +64,7 @@ static void latency_note_wakeup(const struct task_struct *p, struct task_ctx *tc
 				      (tctx->avg_period_ns * 3 + period) / 4 : period;
 	}
 	tctx->latency_critical = !tctx->burst_sync && !is_usersched(p) && tctx->avg_period_ns &&
-				 tctx->avg_burst_ns < latency_burst_max() &&
+				 tctx->avg_burst_ns < latency_budget(tctx) &&
 				 tctx->avg_burst_ns * 2 <= tctx->avg_period_ns;
 }
 
@@ -61,15 +75,16 @@ static u64 latency_deadline(const struct task_struct *p, const struct task_ctx *
 }
 
 /*
- * Slice of a latency-critical burst: the rest of latency_burst_max(). A slice sized by the
+ * Slice of a latency-critical burst: the rest of its budget. A slice sized by the
  * expected burst ran out whenever a burst was slowed (an emulated or throttled CPU, a cache
  * gone cold), and the burst went back to the queue in the middle of its work, where the
  * starvation guard could hand the CPU to a hog for a whole slice. Only a burst due earlier
- * takes the CPU from it (preempt.bpf.h), and it loses its rank at latency_burst_max() anyway.
+ * takes the CPU from it (preempt.bpf.h), and it loses its rank at the end of its budget anyway.
  */
 static u64 latency_slice(const struct task_ctx *tctx)
 {
-	u64 left = latency_burst_max() > tctx->awake_ns ? latency_burst_max() - tctx->awake_ns : 0;
+	u64 budget = latency_budget(tctx);
+	u64 left = budget > tctx->awake_ns ? budget - tctx->awake_ns : 0;
 
 	return left > slice_min_ns ? left : slice_min_ns;
 }
@@ -77,18 +92,18 @@ static u64 latency_slice(const struct task_ctx *tctx)
 /* Whether @p, about to run, is in a latency-critical burst. */
 static bool latency_running(const struct task_ctx *tctx)
 {
-	return tctx->latency_critical && tctx->awake_ns < latency_burst_max();
+	return tctx->latency_critical && tctx->awake_ns < latency_budget(tctx);
 }
 
 /*
  * Queues @p in GS_LAT_DSQ if its burst is latency-critical, and finds it a CPU: an idle one,
  * else one it preempts. False when the burst is not latency-critical (or no longer is: it
- * has run latency_burst_max()).
+ * has run its budget).
  */
 static bool enqueue_latency(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
 {
 	if (!latency_running(tctx)) {
-		/* Not latency-critical, or no longer: it has run latency_burst_max(). */
+		/* Not latency-critical, or no longer: it has run its budget. */
 		tctx->latency_critical = false;
 		return false;
 	}

@@ -6,7 +6,8 @@
  *
  * Topics live in their own headers, included lower layers first (none calls one included
  * after it): task state (task.bpf.h), counters (stats.bpf.h), what waits in the shared DSQs
- * (queues.bpf.h), NUMA placement (topo.bpf.h), weights (weight.bpf.h), the mode in effect
+ * (queues.bpf.h), NUMA placement (topo.bpf.h), the foreground app (foreground.bpf.h),
+ * weights (weight.bpf.h), the mode in effect
  * and low-power mode's active set (active.bpf.h), wakeup preemption (preempt.bpf.h), idle
  * selection and wakeups (idle.bpf.h), the user-space channel (usersched.bpf.h), DSQs
  * (dispatch.bpf.h), live modes and their load tick (modes.bpf.h), latency-critical bursts
@@ -30,6 +31,7 @@ const volatile u64 starvation_ns = 5000000ULL;
 #include "stats.bpf.h"
 #include "queues.bpf.h"
 #include "topo.bpf.h"
+#include "foreground.bpf.h"
 #include "weight.bpf.h"
 #include "active.bpf.h"
 #include "preempt.bpf.h"
@@ -72,7 +74,10 @@ static bool enqueue_interactive(struct task_struct *p, struct task_ctx *tctx, u6
 {
 	bool sync = tctx->burst_sync && (enq_flags & SCX_ENQ_WAKEUP);
 
-	if (!tctx->interactive)
+	/* A foreground task's wakeups are interactive even unclassified (foreground.bpf.h). */
+	bool foreground_wakeup = in_foreground(tctx) && (enq_flags & SCX_ENQ_WAKEUP);
+
+	if (!tctx->interactive && !foreground_wakeup)
 		return false;
 	if (!(enq_flags & SCX_ENQ_WAKEUP) && tctx->awake_ns >= slice_max_ns)
 		return false;
@@ -114,6 +119,9 @@ void BPF_STRUCT_OPS(gearshift_enqueue, struct task_struct *p, u64 enq_flags)
 		tctx->enq_at = scx_bpf_now();
 		tctx->queued_at = tctx->enq_at;
 		weight_refresh(p, tctx);
+		foreground_refresh(p, tctx);
+		if (in_foreground(tctx))
+			stat_inc(nr_foreground_boosts);
 	}
 	if (is_critical_kthread(p) || is_usersched_helper(p)) {
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_max_ns, enq_flags);
@@ -222,7 +230,7 @@ void BPF_STRUCT_OPS(gearshift_running, struct task_struct *p)
 		note_running(cpu, RUN_PROTECTED, 0, true);
 	else if (latency_running(tctx))
 		note_running(cpu, RUN_LATENCY, latency_deadline(p, tctx), true);
-	else if (tctx->interactive)
+	else if (tctx->interactive || (prio && in_foreground(tctx)))
 		note_running(cpu, RUN_INTERACTIVE, prio ? p->scx.dsq_vtime : 0, true);
 	else
 		note_running(cpu, RUN_REGULAR, 0, true);

@@ -37,6 +37,11 @@ struct task_ctx {
 	/* Its cgroups' combined cpu.weight (weight.bpf.h), as of weights_gen cgroup_gen. */
 	u32 cgroup_weight;
 	u32 cgroup_gen;
+	/* In the foreground cgroup (foreground.bpf.h), as of foreground_cgid @foreground_of
+	 * and its own cgroup v2 @foreground_cgid_seen. */
+	bool foreground;
+	u64 foreground_of;
+	u64 foreground_cgid_seen;
 };
 
 struct {

@@ -22,8 +22,6 @@
 /* The weight of nice 0 and of a cgroup left at its default cpu.weight. */
 #define GS_WEIGHT_DFL 100
 #define GS_WEIGHT_MAX 10000
-/* Deeper cgroups than this take their ancestors' weights only down to this level. */
-#define GS_MAX_CGROUP_DEPTH 16
 
 struct cgroup_ctx {
 	/* The cgroup's own cpu.weight. */
@@ -97,14 +95,18 @@ static void weight_refresh(struct task_struct *p, struct task_ctx *tctx)
 		bpf_cgroup_release(cgrp);
 }
 
-/* @p's weight, 1..GS_WEIGHT_MAX (GS_WEIGHT_DFL: nice 0 in cgroups at the default weight). */
+/*
+ * @p's weight, 1..GS_WEIGHT_MAX (GS_WEIGHT_DFL: nice 0 in cgroups at the default weight, out
+ * of the foreground).
+ */
 static u64 task_weight(const struct task_struct *p, const struct task_ctx *tctx)
 {
 	u64 nice_weight = p->scx.weight ? p->scx.weight : 1;
+	u64 boosted = nice_weight * foreground_factor(tctx);
 
 	if (!tctx || !tctx->cgroup_weight)
-		return nice_weight;
-	return clamp_weight(nice_weight * tctx->cgroup_weight / GS_WEIGHT_DFL);
+		return clamp_weight(boosted);
+	return clamp_weight(boosted * tctx->cgroup_weight / GS_WEIGHT_DFL);
 }
 
 static void weight_cgroup_init(struct cgroup *cgrp, u32 weight)
