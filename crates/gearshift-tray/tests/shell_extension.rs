@@ -169,3 +169,36 @@ fn gjs_client_follows_and_drives_gearshiftd() {
 fn gjs_client_of_the_legacy_build() {
     gjs_client(true);
 }
+
+/// Runs tests/foreground.test.js with gjs (`legacy`: against the 43-44 build's module): the
+/// client's SetForeground calls against the fake gearshiftd the script serves itself on a
+/// private system bus. Runs whether or not gearshiftd has SetForeground yet.
+fn gjs_foreground(legacy: bool) {
+    let bus = TestBus::start();
+    let out = tempfile::tempdir().expect("tempdir");
+    let mut cmd = Command::new("gjs");
+    cmd.arg("-m")
+        .arg(extension_dir().join("tests/foreground.test.js"));
+    if legacy {
+        build(out.path());
+        cmd.arg(out.path().join("43"));
+    }
+    let result = bus.env(&mut cmd).output().expect("gjs (apt package gjs)");
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        result.status.success() && stdout.lines().last() == Some("ok"),
+        "gjs foreground test failed ({}):\n{stdout}\n{}",
+        result.status,
+        String::from_utf8_lossy(&result.stderr)
+    );
+}
+
+#[test]
+fn gjs_client_tells_a_fake_gearshiftd_the_focus() {
+    gjs_foreground(false);
+}
+
+#[test]
+fn gjs_client_of_the_legacy_build_tells_a_fake_gearshiftd_the_focus() {
+    gjs_foreground(true);
+}
