@@ -108,6 +108,20 @@ fn builds_and_packs_both_versions() {
     assert!(modern.contains("export default class"), "{modern}");
 }
 
+/// `gjs -m tests/<script>` on `bus`; `legacy`: against the 43-44 build's module, built into
+/// `out`.
+fn gjs_command(script: &str, legacy: bool, bus: &TestBus, out: &Path) -> Command {
+    let mut cmd = Command::new("gjs");
+    cmd.arg("-m")
+        .arg(extension_dir().join("tests").join(script));
+    if legacy {
+        build(out);
+        cmd.arg(out.join("43"));
+    }
+    bus.env(&mut cmd);
+    cmd
+}
+
 /// Whether gearshiftd's contract has SetForeground yet (it is being added alongside the
 /// extension's side): the gjs client test checks the focus reports against the real
 /// gearshiftd from then on.
@@ -140,18 +154,11 @@ fn gjs_client(legacy: bool) {
     };
     let mut daemon = DaemonUnderTest::start(&bus, setup);
     let out = tempfile::tempdir().expect("tempdir");
-    let mut cmd = Command::new("gjs");
-    cmd.arg("-m")
-        .arg(extension_dir().join("tests/client.test.js"));
-    if legacy {
-        build(out.path());
-        cmd.arg(out.path().join("43"));
-    }
+    let mut cmd = gjs_command("client.test.js", legacy, &bus, out.path());
     if foreground {
         cmd.env("GEARSHIFT_TEST_FOREGROUND", "1");
     }
-    let mut child = bus
-        .env(&mut cmd)
+    let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -195,14 +202,9 @@ fn gjs_client_of_the_legacy_build() {
 fn gjs_foreground(legacy: bool) {
     let bus = TestBus::start();
     let out = tempfile::tempdir().expect("tempdir");
-    let mut cmd = Command::new("gjs");
-    cmd.arg("-m")
-        .arg(extension_dir().join("tests/foreground.test.js"));
-    if legacy {
-        build(out.path());
-        cmd.arg(out.path().join("43"));
-    }
-    let result = bus.env(&mut cmd).output().expect("gjs (apt package gjs)");
+    let result = gjs_command("foreground.test.js", legacy, &bus, out.path())
+        .output()
+        .expect("gjs (apt package gjs)");
     let stdout = String::from_utf8_lossy(&result.stdout);
     assert!(
         result.status.success() && stdout.lines().last() == Some("ok"),

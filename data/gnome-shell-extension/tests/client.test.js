@@ -14,32 +14,10 @@
 
 import Gio from 'gi://Gio';
 import GLib from 'gi://GLib';
-import System from 'system';
+
+import {assertEqual, loadModule, run, sleep} from './harness.js';
 
 const TIMEOUT_MS = 20000;
-
-async function loadModule() {
-    const legacyDir = System.programArgs[0];
-    if (!legacyDir)
-        return import('../src/gearshift.js');
-    imports.searchPath.unshift(legacyDir);
-    return imports.gearshift;
-}
-
-function assertEqual(actual, expected, what) {
-    const a = JSON.stringify(actual), e = JSON.stringify(expected);
-    if (a !== e)
-        throw new Error(`${what}: got ${a}, expected ${e}`);
-}
-
-function sleep(ms) {
-    return new Promise(resolve => {
-        GLib.timeout_add(GLib.PRIORITY_DEFAULT, ms, () => {
-            resolve();
-            return GLib.SOURCE_REMOVE;
-        });
-    });
-}
 
 // Collects snapshots and lets the test wait for one that satisfies a predicate.
 class Recorder {
@@ -183,15 +161,4 @@ async function main() {
     client.destroy();
 }
 
-const loop = new GLib.MainLoop(null, false);
-let status = 1;
-main().then(() => {
-    print('ok');
-    status = 0;
-    loop.quit();
-}, error => {
-    printerr(`FAIL: ${error.message}\n${error.stack}`);
-    loop.quit();
-});
-loop.run();
-System.exit(status);
+run(main);

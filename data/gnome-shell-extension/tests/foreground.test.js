@@ -11,36 +11,14 @@
 
 import Gio from 'gi://Gio';
 import GLib from 'gi://GLib';
-import System from 'system';
+
+import {assertEqual, loadModule, run, sleep} from './harness.js';
 
 const TIMEOUT_MS = 10000;
 const DELAY_MS = 100; // the client's coalescing delay here
 const QUIET_MS = 400; // long enough for a call that should not come
 const NO_SUCH_PROCESS = 9999;
 const DENIED = 7777;
-
-async function loadModule() {
-    const legacyDir = System.programArgs[0];
-    if (!legacyDir)
-        return import('../src/gearshift.js');
-    imports.searchPath.unshift(legacyDir);
-    return imports.gearshift;
-}
-
-function assertEqual(actual, expected, what) {
-    const a = JSON.stringify(actual), e = JSON.stringify(expected);
-    if (a !== e)
-        throw new Error(`${what}: got ${a}, expected ${e}`);
-}
-
-function sleep(ms) {
-    return new Promise(resolve => {
-        GLib.timeout_add(GLib.PRIORITY_DEFAULT, ms, () => {
-            resolve();
-            return GLib.SOURCE_REMOVE;
-        });
-    });
-}
 
 async function eventually(what, predicate, last) {
     const deadline = GLib.get_monotonic_time() + TIMEOUT_MS * 1000;
@@ -253,15 +231,4 @@ async function main() {
     fake.stop();
 }
 
-const loop = new GLib.MainLoop(null, false);
-let status = 1;
-main().then(() => {
-    print('ok');
-    status = 0;
-    loop.quit();
-}, error => {
-    printerr(`FAIL: ${error.message}\n${error.stack}`);
-    loop.quit();
-});
-loop.run();
-System.exit(status);
+run(main);
