@@ -485,8 +485,17 @@ async fn extension_runs_in_gnome_shell_and_its_toggle_drives_gearshiftd() {
     .await;
     shell.eval_until(&looks, json!([true, false])).await;
 
+    // It follows the focus (for gearshiftd's foreground boost) through a handler on
+    // global.display, which must go with it.
+    let focus_id = shell.eval(&format!("{toggle}._focusId")).await;
+    assert!(focus_id.as_u64().is_some_and(|id| id > 0), "{focus_id}");
+    let focus_connected =
+        format!("imports.gi.GObject.signal_handler_is_connected(global.display, {focus_id})");
+    assert_eq!(shell.eval(&focus_connected).await, json!(true));
+
     // Disabled, it takes its toggle away cleanly (an exception would mean ERROR).
     assert!(shell.set_enabled(UUID, false).await);
     shell.wait_state(UUID, DISABLED).await;
     shell.eval_until(&toggle, Value::Null).await;
+    assert_eq!(shell.eval(&focus_connected).await, json!(false));
 }

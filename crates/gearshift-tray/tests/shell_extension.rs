@@ -108,14 +108,44 @@ fn builds_and_packs_both_versions() {
     assert!(modern.contains("export default class"), "{modern}");
 }
 
+/// `gjs -m tests/<script>` on `bus`; `legacy`: against the 43-44 build's module, built into
+/// `out`.
+fn gjs_command(script: &str, legacy: bool, bus: &TestBus, out: &Path) -> Command {
+    let mut cmd = Command::new("gjs");
+    cmd.arg("-m")
+        .arg(extension_dir().join("tests").join(script));
+    if legacy {
+        build(out);
+        cmd.arg(out.join("43"));
+    }
+    bus.env(&mut cmd);
+    cmd
+}
+
+/// Whether gearshiftd's contract has SetForeground yet (it is being added alongside the
+/// extension's side): the gjs client test checks the focus reports against the real
+/// gearshiftd from then on.
+fn contract_has_set_foreground() -> bool {
+    let xml = repo().join("dbus/io.github.gearshift.Scheduler1.xml");
+    std::fs::read_to_string(&xml)
+        .unwrap_or_else(|e| panic!("{}: {e}", xml.display()))
+        .contains("\"SetForeground\"")
+}
+
 /// Runs tests/client.test.js with gjs (`legacy`: against the 43-44 build's module), restarts
 /// gearshiftd when it asks and makes the scheduler fail in fifo mode when it asks.
 fn gjs_client(legacy: bool) {
+    let foreground = contract_has_set_foreground();
+    if !foreground {
+        eprintln!("gearshiftd has no SetForeground yet: the focus reports are not checked here");
+    }
     let mut bus = TestBus::start();
     bus.start_polkit();
     bus.polkit_allow(&[
         gearshift_dbus::ACTION_SWITCH_PROFILE,
         gearshift_dbus::ACTION_MANAGE,
+        // The contract's action for SetForeground.
+        "io.github.gearshift.set-foreground",
     ]);
     // A profile counts as known good after 1 s of clean running, so a fallback can be tried.
     let setup = Setup {
@@ -124,15 +154,11 @@ fn gjs_client(legacy: bool) {
     };
     let mut daemon = DaemonUnderTest::start(&bus, setup);
     let out = tempfile::tempdir().expect("tempdir");
-    let mut cmd = Command::new("gjs");
-    cmd.arg("-m")
-        .arg(extension_dir().join("tests/client.test.js"));
-    if legacy {
-        build(out.path());
-        cmd.arg(out.path().join("43"));
+    let mut cmd = gjs_command("client.test.js", legacy, &bus, out.path());
+    if foreground {
+        cmd.env("GEARSHIFT_TEST_FOREGROUND", "1");
     }
-    let mut child = bus
-        .env(&mut cmd)
+    let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -168,4 +194,32 @@ fn gjs_client_follows_and_drives_gearshiftd() {
 #[test]
 fn gjs_client_of_the_legacy_build() {
     gjs_client(true);
+}
+
+/// Runs tests/foreground.test.js with gjs (`legacy`: against the 43-44 build's module): the
+/// client's SetForeground calls against the fake gearshiftd the script serves itself on a
+/// private system bus. Runs whether or not gearshiftd has SetForeground yet.
+fn gjs_foreground(legacy: bool) {
+    let bus = TestBus::start();
+    let out = tempfile::tempdir().expect("tempdir");
+    let result = gjs_command("foreground.test.js", legacy, &bus, out.path())
+        .output()
+        .expect("gjs (apt package gjs)");
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        result.status.success() && stdout.lines().last() == Some("ok"),
+        "gjs foreground test failed ({}):\n{stdout}\n{}",
+        result.status,
+        String::from_utf8_lossy(&result.stderr)
+    );
+}
+
+#[test]
+fn gjs_client_tells_a_fake_gearshiftd_the_focus() {
+    gjs_foreground(false);
+}
+
+#[test]
+fn gjs_client_of_the_legacy_build_tells_a_fake_gearshiftd_the_focus() {
+    gjs_foreground(true);
 }

@@ -1,5 +1,7 @@
 // The quick-settings toggle: on while the Gearshift scheduler runs, a menu of profiles and
 // the preemption switch, the active profile as subtitle; hidden while gearshiftd is absent.
+// It also tells gearshiftd which process has the focus, for the profiles' foreground boost,
+// and names the favoured app in the menu.
 // Feature checks cover the API differences between GNOME 43, 44 and 45+ (title/subtitle,
 // adding the indicator); the build script turns the imports into legacy ones for 43-44.
 
@@ -41,6 +43,8 @@ class GearshiftToggle extends QuickMenuToggle {
 
         this._reason = new PopupMenu.PopupMenuItem('', {reactive: false});
         this.menu.addMenuItem(this._reason);
+        this._favouring = new PopupMenu.PopupMenuItem('', {reactive: false});
+        this.menu.addMenuItem(this._favouring);
         this._profiles = new PopupMenu.PopupMenuSection();
         this.menu.addMenuItem(this._profiles);
         this.menu.addMenuItem(new PopupMenu.PopupSeparatorMenuItem());
@@ -60,6 +64,15 @@ class GearshiftToggle extends QuickMenuToggle {
 
         this._client = new SchedulerClient(snapshot => this._sync(snapshot));
         this._client.init().catch(e => warn(e, 'connecting to gearshiftd'));
+
+        // The client coalesces bursts and repeats and waits for gearshiftd.
+        this._focusId = global.display.connect('notify::focus-window', () => this._followFocus());
+        this._followFocus();
+    }
+
+    // The focused window's process; 0 when nothing has the focus (-1, unknown, counts as 0).
+    _followFocus() {
+        this._client?.setForeground(global.display.focus_window?.get_pid() ?? 0);
     }
 
     _sync(snapshot) {
@@ -75,6 +88,8 @@ class GearshiftToggle extends QuickMenuToggle {
         this.menu.setHeader(this.gicon, view.title, view.subtitle);
         this._reason.label.text = view.reason;
         this._reason.visible = view.reason !== '';
+        this._favouring.label.text = view.favouring;
+        this._favouring.visible = view.favouring !== '';
         this._preemption.setToggleState(view.preemption);
 
         this._profiles.removeAll();
@@ -89,6 +104,9 @@ class GearshiftToggle extends QuickMenuToggle {
     }
 
     destroy() {
+        if (this._focusId)
+            global.display.disconnect(this._focusId);
+        this._focusId = 0;
         this._client?.destroy();
         this._client = null;
         super.destroy();

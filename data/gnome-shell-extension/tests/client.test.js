@@ -7,35 +7,17 @@
 //
 // Prints "restart-now" when the test should restart gearshiftd, "fail-fifo-now" when the
 // scheduler should start failing in fifo mode, "ok" at the end.
+//
+// With GEARSHIFT_TEST_FOREGROUND=1 (set by the Rust test once the contract has SetForeground)
+// it also checks the focus reports: SetForeground with the pid given, once, and again after
+// gearshiftd's restart. tests/foreground.test.js covers the same against a fake.
 
 import Gio from 'gi://Gio';
 import GLib from 'gi://GLib';
-import System from 'system';
+
+import {assertEqual, loadModule, run, sleep} from './harness.js';
 
 const TIMEOUT_MS = 20000;
-
-async function loadModule() {
-    const legacyDir = System.programArgs[0];
-    if (!legacyDir)
-        return import('../src/gearshift.js');
-    imports.searchPath.unshift(legacyDir);
-    return imports.gearshift;
-}
-
-function assertEqual(actual, expected, what) {
-    const a = JSON.stringify(actual), e = JSON.stringify(expected);
-    if (a !== e)
-        throw new Error(`${what}: got ${a}, expected ${e}`);
-}
-
-function sleep(ms) {
-    return new Promise(resolve => {
-        GLib.timeout_add(GLib.PRIORITY_DEFAULT, ms, () => {
-            resolve();
-            return GLib.SOURCE_REMOVE;
-        });
-    });
-}
 
 // Collects snapshots and lets the test wait for one that satisfies a predicate.
 class Recorder {
@@ -86,7 +68,16 @@ async function main() {
     assertEqual(absent.visible, false, 'hidden without gearshiftd');
 
     const recorder = new Recorder();
-    const client = new G.SchedulerClient(s => recorder.onChange(s));
+    const foreground = GLib.getenv('GEARSHIFT_TEST_FOREGROUND') === '1';
+    const sent = []; // [pid, error message or null] of each SetForeground call
+    const sentCalls = new Recorder();
+    const client = new G.SchedulerClient(s => recorder.onChange(s), null, {
+        foregroundDelayMs: 50,
+        onForeground: (pid, error) => {
+            sent.push([pid, error?.message ?? null]);
+            sentCalls.onChange([...sent]);
+        },
+    });
     await client.init();
     let s = await recorder.waitFor('gearshiftd', x => x.available);
     assertEqual(s.state, 'stopped', 'state at start');
@@ -121,6 +112,18 @@ async function main() {
     await client.setRunning(false);
     await recorder.waitFor('stopped', x => x.state === 'stopped');
 
+    // The focus: this process's pid (it runs in some cgroup, as apps do), accepted; a repeat
+    // is not sent.
+    const pid = new Gio.Credentials().get_unix_pid();
+    if (foreground) {
+        client.setForeground(pid);
+        await sentCalls.waitFor('SetForeground', x => x.length === 1);
+        assertEqual(sent, [[pid, null]], 'SetForeground(pid) accepted');
+        client.setForeground(pid);
+        await sleep(500);
+        assertEqual(sent.length, 1, 'a repeat is not sent');
+    }
+
     // gearshiftd goes away (hidden) and comes back (shown, properties read again).
     print('restart-now');
     await recorder.waitFor('gearshiftd gone', x => !x.available);
@@ -128,6 +131,14 @@ async function main() {
     s = await recorder.waitFor('gearshiftd back', x => x.available && x.profile !== '');
     assertEqual(G.describe(s).visible, true, 'shown again');
     assertEqual(s.profile, 'fifo', 'the daemon kept the profile');
+    if (foreground) {
+        // The restarted gearshiftd forgot the foreground: it hears of it again, unasked.
+        await sentCalls.waitFor('SetForeground after the restart', x => x.length === 2);
+        assertEqual(sent[1], [pid, null], 'SetForeground(pid) again after the restart');
+        client.setForeground(0);
+        await sentCalls.waitFor('SetForeground(0)', x => x.length === 3);
+        assertEqual(sent[2], [0, null], 'SetForeground(0): nothing has the focus');
+    }
 
     // A profile that keeps failing: gearshiftd goes back to the last one that worked, and
     // the toggle says so, with the daemon's words on what failed.
@@ -150,15 +161,4 @@ async function main() {
     client.destroy();
 }
 
-const loop = new GLib.MainLoop(null, false);
-let status = 1;
-main().then(() => {
-    print('ok');
-    status = 0;
-    loop.quit();
-}, error => {
-    printerr(`FAIL: ${error.message}\n${error.stack}`);
-    loop.quit();
-});
-loop.run();
-System.exit(status);
+run(main);
