@@ -78,6 +78,19 @@ async fn the_foreground_app_is_favoured_and_follows_the_scheduler() {
     // Every start gets it again.
     w.proxy.restart().await.unwrap();
     assert_eq!(favoured(&w), [id, id]);
+    // So does a re-attach the kernel asks for (CPU hotplug).
+    let mut exits = w.proxy.receive_scheduler_exited().await.unwrap();
+    w.daemon.double.set("hotplug");
+    tokio::time::timeout(SECS_10, exits.next())
+        .await
+        .expect("SchedulerExited");
+    wait_state(&w.proxy, "running", SECS_10).await;
+    eventually(
+        "the foreground again after the re-attach",
+        SECS_10,
+        || async { favoured(&w) == [id, id, id] },
+    )
+    .await;
 
     // A profile without the boost favours no one, and says so; back again, it does.
     w.proxy.set_profile("throughput").await.unwrap();
