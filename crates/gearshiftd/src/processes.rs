@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 pub struct Cgroup {
     /// Its id as the kernel (and the scheduler) knows it: the directory's inode number.
     pub id: u64,
-    /// Its last path component ("/" for the root cgroup).
+    /// Its last path component.
     pub name: String,
 }
 
@@ -68,6 +68,10 @@ impl Processes {
         let relative = path
             .strip_prefix('/')
             .ok_or_else(|| no_cgroup("not an absolute path"))?;
+        // Favouring the root cgroup would favour every task, which is favouring none.
+        if relative.is_empty() {
+            return Err(no_cgroup("only the root cgroup, no app's own"));
+        }
         // The kernel writes canonical paths; anything else must not lead out of the tree.
         if relative.split('/').any(|part| part == ".." || part == ".") {
             return Err(no_cgroup("not a canonical path"));
@@ -78,10 +82,9 @@ impl Processes {
         if !meta.is_dir() {
             return Err(no_cgroup(&format!("{} is no directory", dir.display())));
         }
-        let name = relative.rsplit('/').next().filter(|n| !n.is_empty());
         Ok(Cgroup {
             id: meta.ino(),
-            name: name.unwrap_or("/").to_owned(),
+            name: relative.rsplit('/').next().unwrap_or(relative).to_owned(),
         })
     }
 }
@@ -127,6 +130,8 @@ mod tests {
         let (_dir, p) = fake(7, "Uid:\t0\t0\t0\t0\n", "1:cpu:/\n");
         assert!(matches!(p.cgroup(7), Err(ProcessError::NoCgroup { .. })));
         let (_dir, p) = fake(7, "Uid:\t0\t0\t0\t0\n", "0::/user.slice/gone.scope\n");
+        assert!(matches!(p.cgroup(7), Err(ProcessError::NoCgroup { .. })));
+        let (_dir, p) = fake(7, "Uid:\t0\t0\t0\t0\n", "0::/\n");
         assert!(matches!(p.cgroup(7), Err(ProcessError::NoCgroup { .. })));
     }
 }
