@@ -11,7 +11,8 @@ steered through files in $GEARSHIFT_DOUBLE_DIR:
   hotplug      (created while running) re-attach in-process, as on CPU hotplug
   fail-mode    (contains a mode) exit with a kernel-style exit report whenever that mode is
                in effect, at start or after a change: one mode fails, the others work
-It records its pid in "pid", its arguments in "args" and every request in "requests.log".
+It answers set-foreground (and shows the cgroup in its stats) and records its pid in "pid", its
+arguments in "args" and every request in "requests.log".
 """
 import argparse
 import json
@@ -65,6 +66,7 @@ if flag("fail-start"):
     leave(1, "EXIT: runtime error (the double was told to fail at start)")
 
 settings = {"mode": args.mode, "preemption": args.preemption == "true"}
+foreground = {"cgroup_id": 0}
 
 
 def fail_if_in_failing_mode():
@@ -105,11 +107,18 @@ def answer(req):
         if new.get("mode") not in MODES or not isinstance(new.get("preemption"), bool):
             return {"response": "error", "message": "bad settings"}
         settings.update(mode=new["mode"], preemption=new["preemption"])
+    elif kind == "set-foreground":
+        cgroup_id = req.get("cgroup_id")
+        if not isinstance(cgroup_id, int) or isinstance(cgroup_id, bool) or cgroup_id < 0:
+            return {"response": "error", "message": "bad cgroup_id"}
+        foreground["cgroup_id"] = cgroup_id
+        return {"response": "foreground", "cgroup_id": cgroup_id}
     elif kind == "get-stats":
         up = int((time.monotonic() - started) * 1000)
         stats = {"mode": settings["mode"], "preemption": settings["preemption"],
                  "uptime_ms": up, "nr_online_cpus": os.cpu_count(), "nr_queued": up // 10,
-                 "nr_user_dispatches": up // 20, "nr_kernel_dispatches": up // 40}
+                 "nr_user_dispatches": up // 20, "nr_kernel_dispatches": up // 40,
+                 "foreground_cgroup_id": foreground["cgroup_id"]}
         return {"response": "stats", "stats": stats}
     elif kind != "get-settings":
         return {"response": "error", "message": "unknown request"}

@@ -50,6 +50,8 @@ pub struct StatusView {
     pub description: String,
     /// The daemon's own words (untranslated), shown smaller.
     pub details: String,
+    /// The app in front of the user and whether the profile favours it; "" for none.
+    pub foreground: String,
     pub action: Option<Action>,
     /// A CSS class for the icon: "success", "warning", "error" or "dim-label".
     pub style: &'static str,
@@ -67,6 +69,7 @@ pub fn absent_view(absent: &str) -> StatusView {
         action: None,
         style: "dim-label",
         details: String::new(),
+        foreground: String::new(),
     }
 }
 
@@ -116,6 +119,8 @@ pub trait DaemonText {
     fn reason_text(&self) -> Option<String>;
     /// What the automatic rules see now: power source and power mode.
     fn power_text(&self) -> String;
+    /// The app in front of the user and whether the profile favours it; "" for none.
+    fn foreground_text(&self) -> String;
 }
 
 impl DaemonText for DaemonProperties {
@@ -132,6 +137,7 @@ impl DaemonText for DaemonProperties {
                 action: Some(Action::Stop),
                 style: "success",
                 details: String::new(),
+                foreground: String::new(),
             },
             SchedulerState::Starting => StatusView {
                 icon: "content-loading-symbolic",
@@ -140,6 +146,7 @@ impl DaemonText for DaemonProperties {
                 action: None,
                 style: "dim-label",
                 details: String::new(),
+                foreground: String::new(),
             },
             SchedulerState::Stopped => StatusView {
                 icon: "media-playback-stop-symbolic",
@@ -148,6 +155,7 @@ impl DaemonText for DaemonProperties {
                 action: Some(Action::Start),
                 style: "dim-label",
                 details: String::new(),
+                foreground: String::new(),
             },
             SchedulerState::Failed => StatusView {
                 icon: "dialog-error-symbolic",
@@ -158,6 +166,7 @@ impl DaemonText for DaemonProperties {
                 action: Some(Action::Retry),
                 style: "error",
                 details: String::new(),
+                foreground: String::new(),
             },
             SchedulerState::Unsupported => StatusView {
                 icon: "dialog-warning-symbolic",
@@ -168,6 +177,7 @@ impl DaemonText for DaemonProperties {
                 action: None,
                 style: "warning",
                 details: String::new(),
+                foreground: String::new(),
             },
         };
         if self.state != SchedulerState::Running {
@@ -184,7 +194,22 @@ impl DaemonText for DaemonProperties {
             );
             view.details = details;
         }
+        view.foreground = self.foreground_text();
         view
+    }
+
+    fn foreground_text(&self) -> String {
+        match self.foreground() {
+            None => String::new(),
+            Some((app, true)) => fill(
+                &gettext("Foreground app: {} (favoured by this profile)"),
+                app,
+            ),
+            Some((app, false)) => fill(
+                &gettext("Foreground app: {} (not favoured by this profile)"),
+                app,
+            ),
+        }
     }
 
     fn reason_text(&self) -> Option<String> {

@@ -21,6 +21,9 @@ pub enum Error {
     Failed(String),
     #[error("{0}")]
     LimitExceeded(String),
+    /// SetForeground named a process that does not exist or that the caller may not name.
+    #[error("{0}")]
+    InvalidProcess(String),
     /// `org.freedesktop.DBus.Error.AccessDenied`.
     #[error("{0}")]
     AccessDenied(String),
@@ -42,6 +45,7 @@ impl Error {
             Error::Unsupported(_) => "Unsupported",
             Error::Failed(_) => "Failed",
             Error::LimitExceeded(_) => "LimitExceeded",
+            Error::InvalidProcess(_) => "InvalidProcess",
             Error::AccessDenied(_) => return "org.freedesktop.DBus.Error.AccessDenied".into(),
             Error::InvalidArgs(_) => return "org.freedesktop.DBus.Error.InvalidArgs".into(),
             Error::Other { name, .. } => return name.clone(),
@@ -58,6 +62,7 @@ impl Error {
             | Error::Unsupported(m)
             | Error::Failed(m)
             | Error::LimitExceeded(m)
+            | Error::InvalidProcess(m)
             | Error::AccessDenied(m)
             | Error::InvalidArgs(m) => m,
             Error::Other { message, .. } => message,
@@ -72,6 +77,7 @@ impl Error {
             Some("Unsupported") => Error::Unsupported(message),
             Some("Failed") => Error::Failed(message),
             Some("LimitExceeded") => Error::LimitExceeded(message),
+            Some("InvalidProcess") => Error::InvalidProcess(message),
             _ => match name {
                 "org.freedesktop.DBus.Error.AccessDenied" => Error::AccessDenied(message),
                 "org.freedesktop.DBus.Error.InvalidArgs" => Error::InvalidArgs(message),
@@ -135,9 +141,10 @@ impl From<Error> for zbus::fdo::Error {
     fn from(e: Error) -> Self {
         match e {
             Error::AccessDenied(m) => zbus::fdo::Error::AccessDenied(m),
-            Error::InvalidArgs(m) | Error::InvalidProfile(m) | Error::InvalidMode(m) => {
-                zbus::fdo::Error::InvalidArgs(m)
-            }
+            Error::InvalidArgs(m)
+            | Error::InvalidProfile(m)
+            | Error::InvalidMode(m)
+            | Error::InvalidProcess(m) => zbus::fdo::Error::InvalidArgs(m),
             Error::NotRunning(m)
             | Error::Unsupported(m)
             | Error::Failed(m)
@@ -160,6 +167,7 @@ mod tests {
             Error::Unsupported("d".into()),
             Error::Failed("e".into()),
             Error::LimitExceeded("f".into()),
+            Error::InvalidProcess("i".into()),
             Error::AccessDenied("g".into()),
             Error::InvalidArgs("h".into()),
         ];

@@ -31,6 +31,9 @@ pub const OBJECT_PATH: &str = "/io/github/gearshift/Scheduler1";
 pub const INTERFACE: &str = "io.github.gearshift.Scheduler1";
 /// polkit action for profile, mode and preemption changes (and holds).
 pub const ACTION_SWITCH_PROFILE: &str = "io.github.gearshift.switch-profile";
+/// polkit action for naming the app in front of the user (SetForeground): the GNOME Shell
+/// extension of the active session calls it on every focus change.
+pub const ACTION_SET_FOREGROUND: &str = "io.github.gearshift.set-foreground";
 /// polkit action for starting/stopping the scheduler and the automatic rules.
 pub const ACTION_MANAGE: &str = "io.github.gearshift.manage";
 

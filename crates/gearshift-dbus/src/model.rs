@@ -71,6 +71,8 @@ pub struct ProfileInfo {
     pub description: String,
     pub mode: Mode,
     pub preemption: bool,
+    /// The profile favours the app in front of the user (see the `ForegroundApp` property).
+    pub foreground_boost: bool,
 }
 
 impl ProfileInfo {
@@ -83,6 +85,10 @@ impl ProfileInfo {
             ),
             ("mode".to_owned(), owned(Value::from(self.mode.as_str()))),
             ("preemption".to_owned(), owned(Value::from(self.preemption))),
+            (
+                "foreground_boost".to_owned(),
+                owned(Value::from(self.foreground_boost)),
+            ),
         ])
     }
 
@@ -94,6 +100,11 @@ impl ProfileInfo {
             description: text_of("description")?,
             mode: text_of("mode")?.parse().ok()?,
             preemption: flag(dict.get("preemption")?)?,
+            // Daemons older than the key favour no app.
+            foreground_boost: dict
+                .get("foreground_boost")
+                .and_then(|v| flag(v))
+                .unwrap_or(false),
         })
     }
 }
@@ -264,8 +275,13 @@ mod tests {
             description: "Pack work on few cores".into(),
             mode: Mode::LowPower,
             preemption: false,
+            foreground_boost: true,
         };
         assert_eq!(ProfileInfo::from_dict(&p.to_dict()), Some(p.clone()));
+        let mut older = p.to_dict();
+        older.remove("foreground_boost");
+        let read = ProfileInfo::from_dict(&older).expect("an older daemon's entry reads");
+        assert!(!read.foreground_boost);
         let mut broken = p.to_dict();
         broken.insert("mode".into(), owned(Value::from("turbo")));
         assert_eq!(ProfileInfo::from_dict(&broken), None);

@@ -32,6 +32,10 @@ pub struct DaemonProperties {
     pub active_holds: Option<Vec<HoldInfo>>,
     pub on_battery: Option<bool>,
     pub power_profile: Option<String>,
+    /// The foreground app's cgroup name; "" for none, and with daemons that do not know it.
+    pub foreground_app: String,
+    /// The profile in effect favours the foreground app (false with daemons that do not).
+    pub foreground_boost: bool,
 }
 
 impl DaemonProperties {
@@ -76,6 +80,8 @@ impl DaemonProperties {
                 }
                 "OnBattery" => self.on_battery = flag(value),
                 "PowerProfile" => self.power_profile = text(value),
+                "ForegroundApp" => self.foreground_app = text(value).unwrap_or_default(),
+                "ForegroundBoost" => self.foreground_boost = flag(value).unwrap_or_default(),
                 _ => {}
             }
         }
@@ -85,6 +91,13 @@ impl DaemonProperties {
     /// (see the FellBack signal); StateReason says which one failed and why.
     pub fn fell_back(&self) -> bool {
         self.profile_reason == Some(ProfileReason::Fallback)
+    }
+
+    /// The app in front of the user and whether the profile in effect favours it; None when
+    /// no app is (or the daemon does not know).
+    pub fn foreground(&self) -> Option<(&str, bool)> {
+        (!self.foreground_app.is_empty())
+            .then_some((self.foreground_app.as_str(), self.foreground_boost))
     }
 
     /// The newest hold on the profile in effect, if a hold put it there.
@@ -135,6 +148,7 @@ mod tests {
             description: "d".into(),
             mode: Mode::Fifo,
             preemption: false,
+            foreground_boost: true,
         };
         let hold = HoldInfo {
             cookie: 3,
@@ -163,6 +177,11 @@ mod tests {
             ("FollowPowerProfile".to_owned(), owned(Value::from(false))),
             ("SchedExtSupported".to_owned(), owned(Value::from(true))),
             ("Version".to_owned(), owned(Value::from("1.2.3"))),
+            (
+                "ForegroundApp".to_owned(),
+                owned(Value::from("app-gnome-org.gnome.Calculator-1234.scope")),
+            ),
+            ("ForegroundBoost".to_owned(), owned(Value::from(true))),
             ("SomethingNew".to_owned(), owned(Value::from(1u32))),
         ])
     }
@@ -184,12 +203,24 @@ mod tests {
         let hold = d.hold_in_effect().expect("a hold put fifo there");
         assert_eq!((hold.cookie, hold.reason.as_str()), (3, "game"));
         assert!(!d.fell_back());
+        assert_eq!(
+            d.foreground(),
+            Some(("app-gnome-org.gnome.Calculator-1234.scope", true))
+        );
+        assert!(d.profiles[0].foreground_boost);
     }
 
     #[test]
     fn an_older_daemon_leaves_the_newer_properties_unknown() {
         let mut props = get_all();
-        for newer in ["ProfileReason", "ActiveHolds", "OnBattery", "PowerProfile"] {
+        for newer in [
+            "ProfileReason",
+            "ActiveHolds",
+            "OnBattery",
+            "PowerProfile",
+            "ForegroundApp",
+            "ForegroundBoost",
+        ] {
             props.remove(newer);
         }
         let d = DaemonProperties::from_props(&props);
@@ -198,6 +229,9 @@ mod tests {
         assert_eq!(d.on_battery, None);
         assert_eq!(d.power_profile, None);
         assert_eq!(d.hold_in_effect(), None);
+        assert_eq!(d.foreground_app, "");
+        assert!(!d.foreground_boost);
+        assert_eq!(d.foreground(), None);
     }
 
     #[test]
@@ -214,6 +248,11 @@ mod tests {
         ]));
         assert!(d.fell_back());
         assert_eq!(d.profile, "interactive");
+        d.apply(&HashMap::from([
+            ("ForegroundApp".to_owned(), owned(Value::from(""))),
+            ("ForegroundBoost".to_owned(), owned(Value::from(false))),
+        ]));
+        assert_eq!(d.foreground(), None);
         assert_eq!(d.active_holds, Some(Vec::new()));
         // Unknown spellings of State count as stopped.
         assert_eq!(d.state, SchedulerState::Stopped);

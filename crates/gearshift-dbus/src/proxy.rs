@@ -31,6 +31,9 @@ pub trait Scheduler1 {
     fn hold_profile(&self, profile: &str, reason: &str, application_id: &str)
         -> Result<u32, Error>;
     fn release_profile(&self, cookie: u32) -> Result<(), Error>;
+    /// No interactive authorization: the Shell extension calls it on every focus change, and a
+    /// prompt for that would be worse than no boost.
+    fn set_foreground(&self, pid: u32) -> Result<(), Error>;
     fn get_stats(&self) -> Result<HashMap<String, OwnedValue>, Error>;
     fn subscribe_stats(&self, interval_ms: u32) -> Result<u32, Error>;
     fn unsubscribe_stats(&self, cookie: u32) -> Result<(), Error>;
@@ -81,6 +84,10 @@ pub trait Scheduler1 {
     fn follow_power_profile(&self) -> zbus::Result<bool>;
     #[zbus(property)]
     fn set_follow_power_profile(&self, value: bool) -> zbus::Result<()>;
+    #[zbus(property)]
+    fn foreground_app(&self) -> zbus::Result<String>;
+    #[zbus(property)]
+    fn foreground_boost(&self) -> zbus::Result<bool>;
     #[zbus(property)]
     fn sched_ext_supported(&self) -> zbus::Result<bool>;
     #[zbus(property)]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use gearshift_dbus::{ACTION_MANAGE, ACTION_SWITCH_PROFILE, BUS_NAME};
+use gearshift_dbus::{ACTION_MANAGE, ACTION_SET_FOREGROUND, ACTION_SWITCH_PROFILE, BUS_NAME};
 
 const UNIT: &str = "data/systemd/gearshiftd.service";
 const BUS_POLICY: &str = "data/dbus-1/system.d/io.github.gearshift.Scheduler1.conf";
@@ -237,7 +237,7 @@ fn polkit_actions_are_the_crates_with_the_intended_defaults() {
     let ids: BTreeSet<_> = (1..=count)
         .map(|i| policy_xpath(&format!("string(//action[{i}]/@id)")))
         .collect();
-    let wanted: BTreeSet<_> = [ACTION_SWITCH_PROFILE, ACTION_MANAGE]
+    let wanted: BTreeSet<_> = [ACTION_SWITCH_PROFILE, ACTION_SET_FOREGROUND, ACTION_MANAGE]
         .map(String::from)
         .into();
     assert_eq!(ids, wanted, "action ids vs gearshift_dbus::ACTION_*");
@@ -245,6 +245,8 @@ fn polkit_actions_are_the_crates_with_the_intended_defaults() {
 
     let expected = [
         (ACTION_SWITCH_PROFILE, ["no", "no", "yes"]),
+        // Only the active local session's desktop may say which app is in front.
+        (ACTION_SET_FOREGROUND, ["no", "no", "yes"]),
         (ACTION_MANAGE, ["auth_admin_keep"; 3]),
     ];
     for (id, [any, inactive, active]) in expected {

@@ -97,6 +97,10 @@ pub struct DaemonUnderTest {
     child: Option<Child>,
     bus_address: String,
     sysfs_root: PathBuf,
+    /// procfs and the cgroup v2 hierarchy: fake trees (see [`DaemonUnderTest::fake_process`])
+    /// unless the real scheduler runs.
+    procfs_root: PathBuf,
+    cgroupfs_root: PathBuf,
     pub double: Double,
 }
 
@@ -134,6 +138,15 @@ impl DaemonUnderTest {
             )
         });
         std::fs::write(dir.path().join("config.toml"), config).expect("config");
+        let real = setup.real_scheduler.is_some();
+        let (procfs_root, cgroupfs_root) = if real {
+            (PathBuf::from("/proc"), PathBuf::from("/sys/fs/cgroup"))
+        } else {
+            let fake = (dir.path().join("proc"), dir.path().join("cgroup"));
+            std::fs::create_dir_all(&fake.0).expect("fake procfs");
+            std::fs::create_dir_all(&fake.1).expect("fake cgroupfs");
+            fake
+        };
         let mut this = Self {
             dir,
             child: None,
@@ -144,6 +157,8 @@ impl DaemonUnderTest {
             } else {
                 sysfs
             },
+            procfs_root,
+            cgroupfs_root,
             double: Double { dir: double_dir },
         };
         this.spawn();
@@ -179,6 +194,10 @@ impl DaemonUnderTest {
             .arg(dir.join("run"))
             .arg("--sysfs-root")
             .arg(sysfs)
+            .arg("--procfs-root")
+            .arg(&self.procfs_root)
+            .arg("--cgroupfs-root")
+            .arg(&self.cgroupfs_root)
             .env("DBUS_SYSTEM_BUS_ADDRESS", &self.bus_address)
             .env("GEARSHIFT_DOUBLE_DIR", self.double.dir.as_path())
             .env("GEARSHIFT_DOUBLE_SYSFS", sysfs)
@@ -229,6 +248,24 @@ impl DaemonUnderTest {
             ""
         };
         std::fs::write(dir.join("root/ops"), ops).expect("sched_ext ops");
+    }
+
+    /// Makes the fake procfs show process `pid` of user `uid` in the cgroup v2 `cgroup` (an
+    /// absolute path such as "/user.slice/app-x.scope"), created in the fake cgroupfs; returns
+    /// the cgroup's id (its directory's inode number), what the scheduler should be told.
+    pub fn fake_process(&self, pid: u32, uid: u32, cgroup: &str) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        let proc_dir = self.procfs_root.join(pid.to_string());
+        std::fs::create_dir_all(&proc_dir).expect("fake process");
+        std::fs::write(
+            proc_dir.join("status"),
+            format!("Name:\tfake\nPid:\t{pid}\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\n"),
+        )
+        .expect("fake status");
+        std::fs::write(proc_dir.join("cgroup"), format!("0::{cgroup}\n")).expect("fake cgroup");
+        let dir = self.cgroupfs_root.join(cgroup.trim_start_matches('/'));
+        std::fs::create_dir_all(&dir).expect("fake cgroup dir");
+        std::fs::metadata(&dir).expect("fake cgroup dir").ino()
     }
 
     /// The daemon's log so far.

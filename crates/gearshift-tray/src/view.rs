@@ -118,6 +118,7 @@ mod tests {
                     description: "d".into(),
                     mode,
                     preemption: true,
+                    foreground_boost: true,
                 }
                 .to_dict()
             })

@@ -58,6 +58,10 @@ struct StatusJson<'a> {
     follow_power_profile: bool,
     sched_ext_supported: bool,
     version: &'a str,
+    /// The foreground app's cgroup name, "" for none.
+    foreground_app: &'a str,
+    /// The profile in effect favours the foreground app.
+    foreground_boost: bool,
 }
 
 impl Serialize for StatusView {
@@ -74,6 +78,8 @@ impl Serialize for StatusView {
             follow_power_profile: d.follow_power_profile,
             sched_ext_supported: d.sched_ext_supported,
             version: &d.version,
+            foreground_app: &d.foreground_app,
+            foreground_boost: d.foreground_boost,
         }
         .serialize(serializer)
     }
@@ -110,6 +116,17 @@ impl View for StatusView {
                 ),
             ),
         ];
+        if let Some((app, favoured)) = d.foreground() {
+            let text = if favoured {
+                gettext("{app} (favoured by this profile)")
+            } else {
+                gettext("{app} (not favoured by this profile)")
+            };
+            rows.push((
+                gettext("Foreground app:"),
+                fill_named(&text, &[("app", app)]),
+            ));
+        }
         if !d.sched_ext_supported {
             rows.push(("sched_ext:".into(), gettext("not available in this kernel")));
         }
@@ -359,6 +376,8 @@ mod tests {
             "follow_power_profile",
             "sched_ext_supported",
             "version",
+            "foreground_app",
+            "foreground_boost",
         ];
         assert_eq!(map.len(), keys.len());
         for key in keys {
@@ -366,6 +385,33 @@ mod tests {
         }
         assert_eq!(map["state"], "running");
         assert_eq!(map["preemption"], true);
+        assert_eq!(map["foreground_app"], "");
+        assert_eq!(map["foreground_boost"], false);
+    }
+
+    #[test]
+    fn status_text_names_the_foreground_app_only_when_there_is_one() {
+        let mut view = status("running", "");
+        assert!(!view.human().contains("Foreground"), "{}", view.human());
+        view.daemon.foreground_app = "app-gnome-org.gnome.Calculator-1234.scope".into();
+        view.daemon.foreground_boost = true;
+        let text = view.human();
+        assert!(
+            text.contains("Foreground app:  app-gnome-org.gnome.Calculator-1234.scope (favoured by this profile)"),
+            "{text}"
+        );
+        view.daemon.foreground_boost = false;
+        assert!(
+            view.human().contains("(not favoured by this profile)"),
+            "{}",
+            view.human()
+        );
+        let map = json(&view);
+        assert_eq!(
+            map["foreground_app"],
+            "app-gnome-org.gnome.Calculator-1234.scope"
+        );
+        assert_eq!(map["foreground_boost"], false);
     }
 
     #[test]

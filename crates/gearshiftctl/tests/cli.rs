@@ -68,9 +68,14 @@ fn status_profile_mode_preempt_round_trips() {
         "mode",
         "preemption",
         "version",
+        "foreground_app",
+        "foreground_boost",
     ] {
         assert!(status.get(key).is_some(), "{key} in {status}");
     }
+    // No app in front yet; the default profile favours one once there is.
+    assert_eq!(status["foreground_app"], "");
+    assert_eq!(status["foreground_boost"], true);
     assert_eq!(status["state"], "stopped");
     assert_eq!(status["sched_ext_supported"], true);
 

@@ -292,6 +292,8 @@ pub fn initial_model(
         on_battery: false,
         power_profile: String::new(),
         holds: Vec::new(),
+        foreground: None,
+        foreground_boost: config.foreground_boost(&base.profile),
     };
     (model, Rules::new(base), known_good)
 }

@@ -29,6 +29,13 @@ pub struct Cli {
     /// Root of sysfs, where /kernel/sched_ext is read (tests point it elsewhere).
     #[arg(long, default_value = "/sys", hide = true)]
     pub sysfs_root: PathBuf,
+    /// Root of procfs, where SetForeground's processes are read (tests point it elsewhere).
+    #[arg(long, default_value = "/proc", hide = true)]
+    pub procfs_root: PathBuf,
+    /// Root of the cgroup v2 hierarchy, where their cgroups' ids are read (tests point it
+    /// elsewhere).
+    #[arg(long, default_value = "/sys/fs/cgroup", hide = true)]
+    pub cgroupfs_root: PathBuf,
     /// Log more (also RUST_LOG).
     #[arg(short, long)]
     pub verbose: bool,

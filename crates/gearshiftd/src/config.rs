@@ -136,6 +136,9 @@ pub struct ProfileConfig {
     pub mode: Mode,
     #[serde(default = "yes")]
     pub preemption: bool,
+    /// Favour the app in front of the user (the one the desktop names with SetForeground).
+    #[serde(default = "yes")]
+    pub foreground_boost: bool,
 }
 
 fn yes() -> bool {
@@ -191,16 +194,26 @@ impl Default for Config {
     }
 }
 
-fn profile(name: &str, description: &str, mode: Mode, preemption: bool) -> ProfileConfig {
+fn profile(
+    name: &str,
+    description: &str,
+    mode: Mode,
+    preemption: bool,
+    foreground_boost: bool,
+) -> ProfileConfig {
     ProfileConfig {
         name: name.into(),
         description: description.into(),
         mode,
         preemption,
+        foreground_boost,
     }
 }
 
-/// The built-in profiles, used when the config lists none.
+/// The built-in profiles, used when the config lists none. The desktop-facing ones favour the
+/// app in front; "throughput" does not, because it is meant for builds and batch jobs that
+/// should not lose CPU time to whatever window happens to have focus, nor "low-power", where
+/// keeping a busy app's tasks ahead works against packing work onto few cores.
 pub fn default_profiles() -> Vec<ProfileConfig> {
     vec![
         profile(
@@ -208,11 +221,13 @@ pub fn default_profiles() -> Vec<ProfileConfig> {
             "Responsive desktop: interactive tasks go first and may preempt CPU-bound work",
             Mode::Interactive,
             true,
+            true,
         ),
         profile(
             "throughput",
             "Interactive ordering without preemption: fewer switches for builds and batch jobs",
             Mode::Interactive,
+            false,
             false,
         ),
         profile(
@@ -220,11 +235,13 @@ pub fn default_profiles() -> Vec<ProfileConfig> {
             "Packs work onto few cores so the others stay in deep idle; for battery",
             Mode::LowPower,
             false,
+            false,
         ),
         profile(
             "fifo",
             "Lightest scheduling: arrival order in the kernel while the system is lightly loaded",
             Mode::Fifo,
+            true,
             true,
         ),
     ]
@@ -237,6 +254,7 @@ impl ProfileConfig {
             description: self.description.clone(),
             mode: self.mode,
             preemption: self.preemption,
+            foreground_boost: self.foreground_boost,
         }
     }
 }
@@ -347,6 +365,13 @@ impl Config {
 
     pub fn profile(&self, name: &str) -> Option<&ProfileConfig> {
         self.profiles.iter().find(|p| p.name == name)
+    }
+
+    /// Whether the profile `name` favours the foreground app. "custom" (settings changed one
+    /// by one) keeps the key's default, on: it came from the user's own adjustments, not from
+    /// a profile that asked for batch-like fairness.
+    pub fn foreground_boost(&self, name: &str) -> bool {
+        self.profile(name).is_none_or(|p| p.foreground_boost)
     }
 
     /// The profile of `name`, else the default profile (validation guarantees it exists).

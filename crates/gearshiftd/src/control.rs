@@ -42,6 +42,15 @@ impl Control {
         self.settings_of(Request::SetSettings { settings }).await
     }
 
+    /// Makes the scheduler favour the tasks of this cgroup v2 (0: none); returns the one in
+    /// effect.
+    pub async fn set_foreground(&self, cgroup_id: u64) -> Result<u64, ProtocolError> {
+        match self.call(Request::SetForeground { cgroup_id }).await? {
+            Response::Foreground { cgroup_id } => Ok(cgroup_id),
+            other => Err(unexpected(other)),
+        }
+    }
+
     pub async fn stats(&self) -> Result<Stats, ProtocolError> {
         match self.call(Request::GetStats).await? {
             Response::Stats { stats } => Ok(*stats),

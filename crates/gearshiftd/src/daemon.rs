@@ -17,10 +17,12 @@ use crate::choices::{initial_model, Choices};
 use crate::clean_runs;
 use crate::config::Config;
 use crate::control::Control;
+use crate::foreground::Foreground;
 use crate::model::Model;
 use crate::notices::{Delivery, Notice};
 use crate::persist::StateFile;
 use crate::power_follow::PowerFollow;
+use crate::processes::Processes;
 use crate::restart::Decision;
 use crate::state::{Beginning, DaemonState};
 use crate::stats::{self, StatsHub};
@@ -33,12 +35,17 @@ pub struct Paths {
     pub state_dir: PathBuf,
     pub runtime_dir: PathBuf,
     pub sysfs_root: PathBuf,
+    /// Where procfs is mounted (/proc), to check the processes SetForeground names.
+    pub procfs_root: PathBuf,
+    /// Where the cgroup v2 hierarchy is mounted (/sys/fs/cgroup), for their cgroups' ids.
+    pub cgroupfs_root: PathBuf,
 }
 
 pub struct Daemon {
     state: Arc<DaemonState>,
     spec: ChildSpec,
     choices: Choices,
+    foreground: Foreground,
     pub(crate) power: PowerFollow,
     pub stats_hub: StatsHub,
 }
@@ -70,6 +77,10 @@ impl Daemon {
             spec,
             power: PowerFollow::new(Arc::clone(&state), choices.clone()),
             choices,
+            foreground: Foreground::new(
+                Arc::clone(&state),
+                Processes::new(&paths.procfs_root, &paths.cgroupfs_root),
+            ),
             stats_hub: StatsHub::new(&state.config.stats, Arc::downgrade(&state)),
             state,
         });
@@ -121,6 +132,11 @@ impl Daemon {
 
     pub async fn set_preemption(&self, preemption: bool) -> Result<(), Error> {
         self.choices.set_preemption(preemption).await
+    }
+
+    /// The app in front of the user (foreground.rs).
+    pub(crate) fn foreground(&self) -> &Foreground {
+        &self.foreground
     }
 
     pub async fn set_auto_power_source(&self, on: bool) {

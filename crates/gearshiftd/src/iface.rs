@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use futures_util::StreamExt;
 use gearshift_dbus::{
-    model::stats_to_dict, Error, HoldInfo, ACTION_MANAGE, ACTION_SWITCH_PROFILE, OBJECT_PATH,
+    model::stats_to_dict, Error, HoldInfo, ACTION_MANAGE, ACTION_SET_FOREGROUND,
+    ACTION_SWITCH_PROFILE, OBJECT_PATH,
 };
 use gearshift_types::Stats;
 use zbus::message::Header;
@@ -16,7 +17,7 @@ use zbus::Connection;
 use crate::daemon::Daemon;
 use crate::known_good::FellBack;
 use crate::model::Changed;
-use crate::polkit::authorize;
+use crate::polkit::{authorize, caller_uid};
 
 pub struct Scheduler1 {
     daemon: Arc<Daemon>,
@@ -130,6 +131,20 @@ impl Scheduler1 {
         self.daemon
             .choices()
             .release_profile(cookie, &sender(&header))
+            .await
+    }
+
+    async fn set_foreground(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+        pid: u32,
+    ) -> Result<(), Error> {
+        authorize(conn, &header, ACTION_SET_FOREGROUND).await?;
+        let uid = caller_uid(conn, &header).await?;
+        self.daemon
+            .foreground()
+            .set(pid, uid, &sender(&header))
             .await
     }
 
@@ -302,6 +317,16 @@ impl Scheduler1 {
     }
 
     #[zbus(property)]
+    fn foreground_app(&self) -> String {
+        self.daemon.model().foreground_name().to_owned()
+    }
+
+    #[zbus(property)]
+    fn foreground_boost(&self) -> bool {
+        self.daemon.model().foreground_boost
+    }
+
+    #[zbus(property)]
     fn sched_ext_supported(&self) -> bool {
         self.daemon.sched_ext_supported()
     }
@@ -358,6 +383,12 @@ pub async fn publish(conn: &Connection, changed: Changed) {
     if changed.follow_power_profile {
         results.push(iface.follow_power_profile_changed(emitter).await);
     }
+    if changed.foreground_app {
+        results.push(iface.foreground_app_changed(emitter).await);
+    }
+    if changed.foreground_boost {
+        results.push(iface.foreground_boost_changed(emitter).await);
+    }
     for e in results.into_iter().filter_map(Result::err) {
         tracing::warn!("cannot emit PropertiesChanged: {e}");
     }
@@ -407,7 +438,7 @@ pub async fn emit_stats(conn: &Connection, stats: &Stats) {
     }
 }
 
-/// Drops the stats subscriptions and holds of clients that leave the bus.
+/// Drops the stats subscriptions, holds and foreground of clients that leave the bus.
 pub async fn watch_departures(conn: Connection, daemon: Arc<Daemon>) -> zbus::Result<()> {
     let dbus = zbus::fdo::DBusProxy::new(&conn).await?;
     let mut changes = dbus.receive_name_owner_changed().await?;
@@ -416,6 +447,7 @@ pub async fn watch_departures(conn: Connection, daemon: Arc<Daemon>) -> zbus::Re
         if args.new_owner().is_none() && args.name().starts_with(':') {
             daemon.stats_hub.owner_left(args.name());
             daemon.choices().holder_left(args.name()).await;
+            daemon.foreground().setter_left(args.name()).await;
         }
     }
     Ok(())

@@ -8,8 +8,8 @@
 //! | --- | --- | --- |
 //! | D-Bus layer (translates) | iface.rs, scx_loader.rs (+ modes.rs), bus_signals.rs, polkit.rs | authorizes calls and hands them to the core; turns its notices into PropertiesChanged and signals |
 //! | watchers (adapters that feed in) | power.rs (UPower, power-profiles-daemon), sleep.rs (logind) | follow other services and report what they say to the core |
-//! | core (decides) | daemon.rs (supervision), choices.rs, power_follow.rs, clean_runs.rs, stats.rs, all over state.rs; model.rs, notices.rs, supervision.rs; rules.rs, known_good.rs, restart.rs, battery_level.rs | keeps the model, decides what runs with which settings, emits notices |
-//! | outlets (adapters the core drives) | child.rs (the scheduler process), control.rs (its control socket), sysfs.rs (the kernel's sched_ext) | run and ask the scheduler, and report its events back |
+//! | core (decides) | daemon.rs (supervision), choices.rs, foreground.rs, power_follow.rs, clean_runs.rs, stats.rs, all over state.rs; model.rs, notices.rs, supervision.rs; rules.rs, known_good.rs, restart.rs, battery_level.rs | keeps the model, decides what runs with which settings, emits notices |
+//! | outlets (adapters the core drives) | child.rs (the scheduler process), control.rs (its control socket), sysfs.rs (the kernel's sched_ext), processes.rs (procfs and cgroupfs) | run and ask the scheduler, and report its events back |
 //!
 //! Files read from disk (config.rs, persist.rs) and the command line (cli.rs) live in the library
 //! part, src/lib.rs.
@@ -21,6 +21,7 @@ mod choices;
 mod clean_runs;
 mod control;
 mod daemon;
+mod foreground;
 mod iface;
 mod known_good;
 mod model;
@@ -28,6 +29,7 @@ mod notices;
 mod polkit;
 mod power;
 mod power_follow;
+mod processes;
 mod restart;
 mod rules;
 mod scx_loader;
@@ -95,6 +97,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         state_dir: cli.state_dir,
         runtime_dir: cli.runtime_dir,
         sysfs_root: cli.sysfs_root,
+        procfs_root: cli.procfs_root,
+        cgroupfs_root: cli.cgroupfs_root,
     };
     std::fs::create_dir_all(&paths.runtime_dir)
         .with_context(|| format!("creating {}", paths.runtime_dir.display()))?;

@@ -21,9 +21,39 @@ pub struct Model {
     /// power-profiles-daemon's active profile ("" without it).
     pub power_profile: String,
     pub holds: Vec<Hold>,
+    /// The app in front of the user, as the desktop last named it.
+    pub foreground: Option<ForegroundApp>,
+    /// The profile in effect favours the foreground app (its foreground_boost); kept in step
+    /// with `profile` by every model update (state.rs).
+    pub foreground_boost: bool,
+}
+
+/// The app in front of the user: the cgroup v2 of the process the desktop named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForegroundApp {
+    /// The cgroup's id (its inode number in the cgroup file system), what the scheduler takes.
+    pub cgroup_id: u64,
+    /// The cgroup's last path component, e.g. "app-gnome-org.gnome.Calculator-1234.scope".
+    pub name: String,
+    /// The bus name of the client that named it; the foreground ends when it leaves the bus.
+    pub setter: String,
 }
 
 impl Model {
+    /// The cgroup the scheduler should favour now (0: none): the foreground app's, while the
+    /// profile in effect has the boost.
+    pub fn favoured_cgroup(&self) -> u64 {
+        match &self.foreground {
+            Some(app) if self.foreground_boost => app.cgroup_id,
+            _ => 0,
+        }
+    }
+
+    /// The foreground app's name, "" for none, as `ForegroundApp` shows it.
+    pub fn foreground_name(&self) -> &str {
+        self.foreground.as_ref().map_or("", |app| app.name.as_str())
+    }
+
     /// Shows the rules' answer: the effective profile, its settings and reason, and the holds.
     pub fn show_choice(&mut self, effective: Choice, holds: Vec<Hold>) {
         self.settings = effective.settings;
@@ -55,6 +85,8 @@ pub struct Changed {
     pub preemption: bool,
     pub auto_power_source: bool,
     pub follow_power_profile: bool,
+    pub foreground_app: bool,
+    pub foreground_boost: bool,
 }
 
 impl Changed {
@@ -71,6 +103,8 @@ impl Changed {
             preemption: a.settings.preemption != b.settings.preemption,
             auto_power_source: a.auto_power_source != b.auto_power_source,
             follow_power_profile: a.follow_power_profile != b.follow_power_profile,
+            foreground_app: a.foreground_name() != b.foreground_name(),
+            foreground_boost: a.foreground_boost != b.foreground_boost,
         }
     }
 }

@@ -22,6 +22,9 @@ pub struct DaemonState {
     pub(crate) control: Control,
     state_file: StateFile,
     model: Mutex<Model>,
+    /// Serializes telling the scheduler the favoured cgroup, so the last word sent is the
+    /// model's latest (see `update`).
+    favoured: tokio::sync::Mutex<()>,
     pub(crate) supervision: tokio::sync::Mutex<Supervision>,
     /// The event loop's queue (daemon.rs).
     pub(crate) events: mpsc::UnboundedSender<Event>,
@@ -46,6 +49,7 @@ impl DaemonState {
             control: start.control,
             state_file: start.state_file,
             model: Mutex::new(start.model),
+            favoured: tokio::sync::Mutex::new(()),
             supervision: tokio::sync::Mutex::new(start.supervision),
             events,
             notices: Notices::default(),
@@ -71,19 +75,44 @@ impl DaemonState {
         self.sched_ext.gearshift_enabled()
     }
 
-    /// Changes the model, then tells the clients (and the service manager) what changed.
+    /// Changes the model, then tells the scheduler which cgroup to favour if that changed or
+    /// it just began running, and the clients (and the service manager) what changed.
     pub(crate) async fn update(&self, f: impl FnOnce(&mut Model)) {
         let (before, after) = {
             let mut model = self.lock_model();
             let before = model.clone();
             f(&mut model);
+            // Every change of the profile in effect turns the boost on or off with it.
+            model.foreground_boost = self.config.foreground_boost(&model.profile);
             (before, model.clone())
         };
+        let began_running =
+            after.state == SchedulerState::Running && before.state != SchedulerState::Running;
+        if began_running || before.favoured_cgroup() != after.favoured_cgroup() {
+            self.send_favoured().await;
+        }
         let changed = Changed::between(&before, &after);
         if changed.state || changed.reason || changed.profile {
             notify_status(&after);
         }
         self.notices.emit(Notice::PropertiesChanged(changed)).await;
+    }
+
+    /// Tells the running scheduler the cgroup to favour. Sent again at every start and
+    /// re-attach, so a failure is only logged: the foreground is a hint, and the desktop that
+    /// named it could do nothing about the scheduler not taking it.
+    async fn send_favoured(&self) {
+        let _one_at_a_time = self.favoured.lock().await;
+        // Read under the lock: of two updates racing, the later send carries the newer value.
+        let model = self.model();
+        if model.state != SchedulerState::Running {
+            return; // sent when it runs
+        }
+        let cgroup_id = model.favoured_cgroup();
+        match self.control.set_foreground(cgroup_id).await {
+            Ok(_) => tracing::debug!("scheduler favours cgroup {cgroup_id}"),
+            Err(e) => tracing::warn!("cannot tell the scheduler the foreground cgroup: {e}"),
+        }
     }
 
     pub(crate) async fn set_state(&self, state: SchedulerState, reason: impl Into<String>) {

@@ -125,3 +125,28 @@ fn a_fallback_is_shown_where_the_state_is_with_the_daemons_words() {
     )]));
     assert_eq!(d.status_view().style, "success");
 }
+
+#[test]
+fn the_foreground_app_shows_with_whether_the_profile_favours_it() {
+    let mut d = DaemonProperties::from_props(&props("running", ""));
+    assert_eq!(d.status_view().foreground, "");
+    d.apply(&HashMap::from([
+        (
+            "ForegroundApp".to_owned(),
+            v(Value::from("app-gnome-org.gnome.Calculator-1234.scope")),
+        ),
+        ("ForegroundBoost".to_owned(), v(Value::from(true))),
+    ]));
+    assert_eq!(
+        d.status_view().foreground,
+        "Foreground app: app-gnome-org.gnome.Calculator-1234.scope (favoured by this profile)"
+    );
+    d.apply(&HashMap::from([(
+        "ForegroundBoost".to_owned(),
+        v(Value::from(false)),
+    )]));
+    assert!(d
+        .status_view()
+        .foreground
+        .ends_with("(not favoured by this profile)"));
+}

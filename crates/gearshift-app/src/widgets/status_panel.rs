@@ -25,6 +25,8 @@ mod imp {
         #[template_child]
         pub description: TemplateChild<gtk::Label>,
         #[template_child]
+        pub foreground: TemplateChild<gtk::Label>,
+        #[template_child]
         pub details: TemplateChild<gtk::Label>,
         #[template_child]
         pub spinner: TemplateChild<gtk::Spinner>,
@@ -95,6 +97,8 @@ impl StatusPanel {
         imp.icon.add_css_class(view.style);
         imp.title.set_label(&view.title);
         imp.description.set_label(&view.description);
+        imp.foreground.set_label(&view.foreground);
+        imp.foreground.set_visible(!view.foreground.is_empty());
         imp.details.set_label(&view.details);
         imp.details.set_visible(!view.details.is_empty());
         imp.current.set(view.action);

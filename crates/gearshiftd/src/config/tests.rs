@@ -30,6 +30,38 @@ mode = "low-power"
     let quiet = config.profile("quiet").expect("profile");
     assert_eq!(quiet.mode, Mode::LowPower);
     assert!(quiet.preemption, "preemption defaults to on");
+    assert!(quiet.foreground_boost, "foreground_boost defaults to on");
+}
+
+#[test]
+fn foreground_boost_is_a_profile_key() {
+    let config = parse(
+        r#"
+default_profile = "batch"
+[[profile]]
+name = "batch"
+mode = "interactive"
+foreground_boost = false
+"#,
+    )
+    .expect("parses");
+    assert!(!config.profile("batch").expect("profile").foreground_boost);
+    assert!(
+        !config
+            .profile("batch")
+            .expect("profile")
+            .info()
+            .foreground_boost
+    );
+    // The built-in desktop profiles favour the app in front, the batch and battery ones not.
+    let builtin = Config::default();
+    let boost = |name: &str| builtin.profile(name).expect("built-in").foreground_boost;
+    assert!(boost("interactive") && boost("fifo"));
+    assert!(!boost("throughput") && !boost("low-power"));
+    // Not a switch: the line is named.
+    let err = parse("[[profile]]\nname = \"x\"\nmode = \"fifo\"\nforeground_boost = \"yes\"\n")
+        .unwrap_err();
+    assert!(err.to_string().contains("line 4"), "{err}");
 }
 
 #[test]
