@@ -122,30 +122,18 @@ fn gjs_command(script: &str, legacy: bool, bus: &TestBus, out: &Path) -> Command
     cmd
 }
 
-/// Whether gearshiftd's contract has SetForeground yet (it is being added alongside the
-/// extension's side): the gjs client test checks the focus reports against the real
-/// gearshiftd from then on.
-fn contract_has_set_foreground() -> bool {
-    let xml = repo().join("dbus/io.github.gearshift.Scheduler1.xml");
-    std::fs::read_to_string(&xml)
-        .unwrap_or_else(|e| panic!("{}: {e}", xml.display()))
-        .contains("\"SetForeground\"")
-}
+/// The pid the gjs client test reports as focused.
+const FOCUSED_PID: u32 = 424_242;
 
 /// Runs tests/client.test.js with gjs (`legacy`: against the 43-44 build's module), restarts
 /// gearshiftd when it asks and makes the scheduler fail in fifo mode when it asks.
 fn gjs_client(legacy: bool) {
-    let foreground = contract_has_set_foreground();
-    if !foreground {
-        eprintln!("gearshiftd has no SetForeground yet: the focus reports are not checked here");
-    }
     let mut bus = TestBus::start();
     bus.start_polkit();
     bus.polkit_allow(&[
         gearshift_dbus::ACTION_SWITCH_PROFILE,
         gearshift_dbus::ACTION_MANAGE,
-        // The contract's action for SetForeground.
-        "io.github.gearshift.set-foreground",
+        gearshift_dbus::ACTION_SET_FOREGROUND,
     ]);
     // A profile counts as known good after 1 s of clean running, so a fallback can be tried.
     let setup = Setup {
@@ -155,9 +143,10 @@ fn gjs_client(legacy: bool) {
     let mut daemon = DaemonUnderTest::start(&bus, setup);
     let out = tempfile::tempdir().expect("tempdir");
     let mut cmd = gjs_command("client.test.js", legacy, &bus, out.path());
-    if foreground {
-        cmd.env("GEARSHIFT_TEST_FOREGROUND", "1");
-    }
+    // The focused app the client reports: a process of the test's own user (root) in an app
+    // scope, in the daemon's fake procfs and cgroupfs.
+    daemon.fake_process(FOCUSED_PID, 0, "/user.slice/app-org.example.Focused-1.scope");
+    cmd.env("GEARSHIFT_TEST_FOREGROUND_PID", FOCUSED_PID.to_string());
     let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

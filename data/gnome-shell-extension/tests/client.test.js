@@ -8,9 +8,9 @@
 // Prints "restart-now" when the test should restart gearshiftd, "fail-fifo-now" when the
 // scheduler should start failing in fifo mode, "ok" at the end.
 //
-// With GEARSHIFT_TEST_FOREGROUND=1 (set by the Rust test once the contract has SetForeground)
-// it also checks the focus reports: SetForeground with the pid given, once, and again after
-// gearshiftd's restart. tests/foreground.test.js covers the same against a fake.
+// With GEARSHIFT_TEST_FOREGROUND_PID (a process the Rust test made known to gearshiftd) it also
+// checks the focus reports: SetForeground with that pid, once, and again after gearshiftd's
+// restart. tests/foreground.test.js covers the same against a fake.
 
 import Gio from 'gi://Gio';
 import GLib from 'gi://GLib';
@@ -68,7 +68,8 @@ async function main() {
     assertEqual(absent.visible, false, 'hidden without gearshiftd');
 
     const recorder = new Recorder();
-    const foreground = GLib.getenv('GEARSHIFT_TEST_FOREGROUND') === '1';
+    const focusedPid = Number(GLib.getenv('GEARSHIFT_TEST_FOREGROUND_PID') ?? 0);
+    const foreground = focusedPid > 0;
     const sent = []; // [pid, error message or null] of each SetForeground call
     const sentCalls = new Recorder();
     const client = new G.SchedulerClient(s => recorder.onChange(s), null, {
@@ -112,9 +113,8 @@ async function main() {
     await client.setRunning(false);
     await recorder.waitFor('stopped', x => x.state === 'stopped');
 
-    // The focus: this process's pid (it runs in some cgroup, as apps do), accepted; a repeat
-    // is not sent.
-    const pid = new Gio.Credentials().get_unix_pid();
+    // The focus: the focused app's pid, accepted; a repeat is not sent.
+    const pid = focusedPid;
     if (foreground) {
         client.setForeground(pid);
         await sentCalls.waitFor('SetForeground', x => x.length === 1);
