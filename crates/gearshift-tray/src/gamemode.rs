@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 
 use futures_util::StreamExt;
-use gearshift_dbus::Scheduler1Proxy;
+use gearshift_dbus::{Followed, Scheduler1Proxy};
 use zbus::fdo::{DBusProxy, PropertiesProxy};
 use zbus::names::{BusName, InterfaceName, UniqueName};
 use zbus::zvariant::OwnedValue;
@@ -97,7 +97,6 @@ enum Change {
 /// runs. Returns only if a bus connection ends.
 pub async fn follow(session: Connection, system: Connection, profile: String) -> zbus::Result<()> {
     let session_bus = DBusProxy::new(&session).await?;
-    let system_bus = DBusProxy::new(&system).await?;
     let scheduler = Scheduler1Proxy::builder(&system)
         .cache_properties(zbus::proxy::CacheProperties::No)
         .build()
@@ -113,12 +112,16 @@ pub async fn follow(session: Connection, system: Connection, profile: String) ->
             Some(Change::GameModeOwner(owner.map(|o| o.into_owned())))
         });
     let counts = count_changes(&session).await?;
-    let daemon_owner = system_bus
-        .receive_name_owner_changed_with_args(&[(0, gearshift_dbus::BUS_NAME)])
+    // gearshiftd's comings and goings, as every client follows them; its first update says
+    // whether it is there now. A new instance (Appeared) has none of the old one's holds.
+    let daemon_owner = gearshift_dbus::follow(&system)
         .await?
-        .filter_map(|signal| async move {
-            let args = signal.args().ok()?;
-            Some(Change::DaemonOwner(args.new_owner().is_some()))
+        .filter_map(|update| async move {
+            match update {
+                Followed::Appeared(_) => Some(Change::DaemonOwner(true)),
+                Followed::Gone => Some(Change::DaemonOwner(false)),
+                Followed::Changed(_) => None,
+            }
         });
     let changes = futures_util::stream::select(
         futures_util::stream::select(gamemode_owner, counts),
@@ -127,7 +130,6 @@ pub async fn follow(session: Connection, system: Connection, profile: String) ->
     let mut changes = std::pin::pin!(changes);
 
     let mut state = GameModeHold::default();
-    state.daemon_changed(has_owner(&system_bus, gearshift_dbus::BUS_NAME).await);
     if let Some(owner) = owner_of(&session_bus, GAMEMODE_NAME).await {
         state.games_changed(read_games(&session, owner).await);
     }
@@ -168,13 +170,6 @@ async fn count_changes(
         let count = i32::try_from(changed.get(CLIENT_COUNT)?).ok()?;
         Some(Change::Games(u32::try_from(count).unwrap_or(0)))
     }))
-}
-
-async fn has_owner(bus: &DBusProxy<'_>, name: &str) -> bool {
-    match BusName::try_from(name) {
-        Ok(name) => bus.name_has_owner(name).await.unwrap_or(false),
-        Err(_) => false,
-    }
 }
 
 async fn owner_of(bus: &DBusProxy<'_>, name: &str) -> Option<UniqueName<'static>> {

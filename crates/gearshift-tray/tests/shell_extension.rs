@@ -145,7 +145,11 @@ fn gjs_client(legacy: bool) {
     let mut cmd = gjs_command("client.test.js", legacy, &bus, out.path());
     // The focused app the client reports: a process of the test's own user (root) in an app
     // scope, in the daemon's fake procfs and cgroupfs.
-    daemon.fake_process(FOCUSED_PID, 0, "/user.slice/app-org.example.Focused-1.scope");
+    daemon.fake_process(
+        FOCUSED_PID,
+        0,
+        "/user.slice/app-org.example.Focused-1.scope",
+    );
     cmd.env("GEARSHIFT_TEST_FOREGROUND_PID", FOCUSED_PID.to_string());
     let mut child = cmd
         .stdout(Stdio::piped())

@@ -43,7 +43,7 @@ impl Foreground {
     }
 
     fn app_of(&self, pid: u32, caller_uid: u32, setter: &str) -> Result<ForegroundApp, Error> {
-        let invalid = |e: ProcessError| Error::InvalidProcess(format!("{}.", capitalized(&e)));
+        let invalid = |e: ProcessError| Error::InvalidProcess(e.to_string());
         let owner = self.processes.owner(pid).map_err(invalid)?;
         if caller_uid != 0 && owner != caller_uid {
             return Err(Error::InvalidProcess(format!(
@@ -77,13 +77,4 @@ impl Foreground {
                 .await;
         }
     }
-}
-
-/// The error as a sentence for people: capitalized, as the interface's other errors are.
-fn capitalized(e: &ProcessError) -> String {
-    let text = e.to_string();
-    let mut chars = text.chars();
-    chars
-        .next()
-        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }

@@ -13,11 +13,12 @@ pub struct Cgroup {
     pub name: String,
 }
 
+/// Sentences for people: SetForeground's callers see them as they are.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProcessError {
-    #[error("there is no process {0}")]
+    #[error("There is no process {0}.")]
     NoSuchProcess(u32),
-    #[error("process {pid} is in no cgroup v2 ({why})")]
+    #[error("Process {pid} is in no cgroup v2 ({why}).")]
     NoCgroup { pid: u32, why: String },
 }
 
