@@ -7,7 +7,7 @@ mod common;
 use common::{field, number, run};
 
 const TASKS: [&str; 3] = ["frame60", "frame144", "audio"];
-const LOADS: [&str; 3] = ["hogs", "storm", "build"];
+const LOADS: [&str; 4] = ["hogs", "storm", "build", "mixed"];
 
 #[test]
 #[ignore = "boots the sched_ext VM; run by tools/test.sh"]
