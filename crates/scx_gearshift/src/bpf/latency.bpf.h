@@ -96,12 +96,39 @@ static bool latency_running(const struct task_ctx *tctx)
 }
 
 /*
+ * Whether @p's wakeup should take the CPU it runs on (ops.select_cpu): a timer wakeup runs on
+ * the CPU the task slept on, and when that CPU runs regular or interactive work, preempting
+ * it there starts the burst as the interrupt returns. An idle CPU elsewhere has to be woken
+ * first, and a halted vCPU of an emulated machine runs only once the running one's host turn
+ * ends (under a build, with CPUs busy and idle by turns, that doubled the wait). Only for a
+ * task whose last burst was latency-critical, woken asynchronously on its own CPU (a device
+ * interrupt elsewhere does not pull it over), and never onto a CPU running another
+ * latency-critical burst (frame and audio timers that share a CPU are spread, not stacked).
+ */
+static bool latency_wake_here(const struct task_struct *p, const struct task_ctx *tctx,
+			      s32 prev_cpu, u64 wake_flags)
+{
+	struct cpu_ctx *cctx;
+
+	if (!preempt_enabled || lowpower() || (wake_flags & SCX_WAKE_SYNC) ||
+	    !tctx->latency_critical || tctx->avg_burst_ns >= latency_budget(tctx) ||
+	    prev_cpu != bpf_get_smp_processor_id() ||
+	    !bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr))
+		return false;
+	cctx = lookup_cpu_ctx(prev_cpu);
+	return cctx && (cctx->kind == RUN_REGULAR || cctx->kind == RUN_INTERACTIVE);
+}
+
+/*
  * Queues @p in GS_LAT_DSQ if its burst is latency-critical, and finds it a CPU: an idle one,
  * else one it preempts. False when the burst is not latency-critical (or no longer is: it
  * has run its budget).
  */
 static bool enqueue_latency(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
 {
+	bool here = tctx->wake_here;
+
+	tctx->wake_here = false;
 	if (!latency_running(tctx)) {
 		/* Not latency-critical, or no longer: it has run its budget. */
 		tctx->latency_critical = false;
@@ -109,6 +136,20 @@ static bool enqueue_latency(struct task_struct *p, struct task_ctx *tctx, u64 en
 	}
 	/* Its deadline is in real time, like GS_PRIO_DSQ's (vtime_now must not follow it). */
 	tctx->in_prio = true;
+	/*
+	 * Kept on this CPU by latency_wake_here(): at the head of its local DSQ, displacing the
+	 * task running there at once (no kick, no interrupt), unless a latency-critical burst
+	 * started there meanwhile.
+	 */
+	if (here && (enq_flags & SCX_ENQ_WAKEUP) &&
+	    scx_bpf_task_cpu(p) == bpf_get_smp_processor_id() &&
+	    victim_rank(scx_bpf_task_cpu(p), p, latency_deadline(p, tctx), true) == 2) {
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, latency_slice(tctx),
+				   enq_flags | SCX_ENQ_HEAD | SCX_ENQ_PREEMPT);
+		stat_inc(nr_latency_wakeups);
+		stat_inc(nr_preemptions);
+		return true;
+	}
 	scx_bpf_dsq_insert_vtime(p, GS_LAT_DSQ, latency_slice(tctx), latency_deadline(p, tctx),
 				 enq_flags);
 	stat_inc(nr_latency_wakeups);

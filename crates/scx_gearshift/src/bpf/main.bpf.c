@@ -51,8 +51,12 @@ s32 BPF_STRUCT_OPS(gearshift_select_cpu, struct task_struct *p, s32 prev_cpu, u6
 
 	if (is_usersched(p))
 		return prev_cpu;
-	if ((tctx = lookup_task_ctx(p)))
+	if ((tctx = lookup_task_ctx(p))) {
 		tctx->sync_wakeup = wake_flags & SCX_WAKE_SYNC;
+		tctx->wake_here = latency_wake_here(p, tctx, prev_cpu, wake_flags);
+		if (tctx->wake_here)
+			return prev_cpu;
+	}
 	cpu = select_wake_cpu(p, prev_cpu, wake_flags, &idle);
 	/* Fast path: an idle CPU and nobody waiting for it, no user-space round trip. */
 	if (idle && can_direct_dispatch(cpu)) {

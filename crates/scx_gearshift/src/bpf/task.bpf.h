@@ -32,6 +32,9 @@ struct task_ctx {
 	bool burst_sync;
 	/* The current burst is latency-critical (latency.bpf.h). */
 	bool latency_critical;
+	/* ops.select_cpu kept this wakeup on the CPU it runs on, to take it from the task
+	 * there (latency_wake_here()). */
+	bool wake_here;
 	/* Time between the task's wakeups, exponentially averaged (ns); 0 until it woke twice. */
 	u64 avg_period_ns;
 	/* Its cgroups' combined cpu.weight (weight.bpf.h), as of weights_gen cgroup_gen. */
