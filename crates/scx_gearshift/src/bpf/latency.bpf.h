@@ -108,15 +108,10 @@ static bool latency_running(const struct task_ctx *tctx)
 static bool latency_wake_here(const struct task_struct *p, const struct task_ctx *tctx,
 			      s32 prev_cpu, u64 wake_flags)
 {
-	struct cpu_ctx *cctx;
-
-	if (!preempt_enabled || lowpower() || (wake_flags & SCX_WAKE_SYNC) ||
-	    !tctx->latency_critical || tctx->avg_burst_ns >= latency_budget(tctx) ||
-	    prev_cpu != bpf_get_smp_processor_id() ||
-	    !bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr))
-		return false;
-	cctx = lookup_cpu_ctx(prev_cpu);
-	return cctx && (cctx->kind == RUN_REGULAR || cctx->kind == RUN_INTERACTIVE);
+	/* Rank 2: regular or interactive work @p may displace; the deadline only ranks bursts. */
+	return preempt_enabled && !lowpower() && !(wake_flags & SCX_WAKE_SYNC) &&
+	       tctx->latency_critical && tctx->avg_burst_ns < latency_budget(tctx) &&
+	       prev_cpu == bpf_get_smp_processor_id() && victim_rank(prev_cpu, p, 0, true) == 2;
 }
 
 /*
@@ -143,7 +138,7 @@ static bool enqueue_latency(struct task_struct *p, struct task_ctx *tctx, u64 en
 	 */
 	if (here && (enq_flags & SCX_ENQ_WAKEUP) &&
 	    scx_bpf_task_cpu(p) == bpf_get_smp_processor_id() &&
-	    victim_rank(scx_bpf_task_cpu(p), p, latency_deadline(p, tctx), true) == 2) {
+	    victim_rank(scx_bpf_task_cpu(p), p, 0, true) == 2) {
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, latency_slice(tctx),
 				   enq_flags | SCX_ENQ_HEAD | SCX_ENQ_PREEMPT);
 		stat_inc(nr_latency_wakeups);
