@@ -218,14 +218,15 @@ EOF
 #          loop; each build's wall time (s) goes to /tmp/build_times
 #   mixed  the hogs and the storm at once: a desktop whose CPUs are all taken by one kind of
 #          work while another wakes and sleeps thousands of times a second
+start_hogs() { "$STRESS_NG" --cpu $((2 * N)) --cpu-method loop -t 3600 -q & LOAD_PID=$!; }
+start_storm() { (while :; do hackbench -g 4 -l 200 > /dev/null 2>&1; done) & LOAD_PID=$!; }
 load_start() {
     case "$1" in
-        hogs) "$STRESS_NG" --cpu $((2 * N)) --cpu-method loop -t 3600 -q & LOAD_PID=$! ;;
-        storm) (while :; do hackbench -g 4 -l 200 > /dev/null 2>&1; done) & LOAD_PID=$! ;;
-        mixed)
-            # load_stop ends the hogs by name.
-            "$STRESS_NG" --cpu $((2 * N)) --cpu-method loop -t 3600 -q &
-            (while :; do hackbench -g 4 -l 200 > /dev/null 2>&1; done) & LOAD_PID=$! ;;
+        hogs) start_hogs ;;
+        storm) start_storm ;;
+        # One parent for both, so load_stop ends the hogs with the storm: stress-ng runs
+        # through its loader, and no process of it is named "stress-ng" for pkill.
+        mixed) (start_hogs; start_storm; wait) & LOAD_PID=$! ;;
         build)
             build_tree "${BUILD_FILES:-$((8 * N))}" || return 1
             : > /tmp/build_times; : > /tmp/build_failures
