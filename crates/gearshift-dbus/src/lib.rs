@@ -6,6 +6,9 @@
 //! ([`DaemonProperties`], kept up to date by [`follow()`]) and the one way each setting
 //! changes ([`settings`]).
 
+pub mod check;
+#[cfg(feature = "text")]
+pub mod check_text;
 pub mod error;
 pub mod follow;
 pub mod model;
@@ -14,6 +17,7 @@ pub mod proxy;
 pub mod settings;
 pub mod values;
 
+pub use check::{CheckOptions, CheckReport, CheckResult, Verdict};
 pub use error::Error;
 pub use follow::{follow, Followed};
 pub use model::{

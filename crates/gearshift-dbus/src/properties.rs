@@ -6,8 +6,9 @@ use zbus::names::InterfaceName;
 use zbus::proxy::CacheProperties;
 use zbus::Connection;
 
+use crate::check::CheckReport;
 use crate::model::{HoldInfo, ProfileInfo, ProfileReason, SchedulerState};
-use crate::values::{dicts, flag, text, Dict};
+use crate::values::{dict, dicts, flag, text, Dict};
 use crate::{Error, BUS_NAME, INTERFACE, OBJECT_PATH};
 
 /// The daemon's properties. The ones newer daemons added are `Option`s: `None` when this
@@ -36,6 +37,10 @@ pub struct DaemonProperties {
     pub foreground_app: String,
     /// The profile in effect favours the foreground app (false with daemons that do not).
     pub foreground_boost: bool,
+    /// A responsiveness check is under way (false with daemons that have none).
+    pub check_running: bool,
+    /// The last completed responsiveness check.
+    pub last_check: Option<CheckReport>,
 }
 
 impl DaemonProperties {
@@ -82,6 +87,10 @@ impl DaemonProperties {
                 "PowerProfile" => self.power_profile = text(value),
                 "ForegroundApp" => self.foreground_app = text(value).unwrap_or_default(),
                 "ForegroundBoost" => self.foreground_boost = flag(value).unwrap_or_default(),
+                "CheckRunning" => self.check_running = flag(value).unwrap_or_default(),
+                "LastCheck" => {
+                    self.last_check = dict(value).as_ref().and_then(CheckReport::from_dict)
+                }
                 _ => {}
             }
         }
@@ -183,12 +192,35 @@ mod tests {
             ),
             ("ForegroundBoost".to_owned(), owned(Value::from(true))),
             ("SomethingNew".to_owned(), owned(Value::from(1u32))),
+            ("CheckRunning".to_owned(), owned(Value::from(true))),
+            (
+                "LastCheck".to_owned(),
+                owned(Value::from(check_report().to_dict())),
+            ),
         ])
+    }
+
+    fn check_report() -> CheckReport {
+        CheckReport {
+            finished: 1_764_000_000,
+            seconds: 8,
+            results: vec![crate::CheckResult {
+                scheduler: "default".into(),
+                expected: 479,
+                on_time: 400,
+                miss_pct: 16.5,
+                wakeup_p50_us: 900,
+                wakeup_p99_us: 12_000,
+                load_per_s: 3000.0,
+            }],
+        }
     }
 
     #[test]
     fn get_all_reads_every_property() {
         let d = DaemonProperties::from_props(&get_all());
+        assert!(d.check_running);
+        assert_eq!(d.last_check, Some(check_report()));
         assert_eq!(d.state, SchedulerState::Running);
         assert_eq!(d.profile, "fifo");
         assert_eq!(d.profile_reason, Some(ProfileReason::Hold));
@@ -220,6 +252,8 @@ mod tests {
             "PowerProfile",
             "ForegroundApp",
             "ForegroundBoost",
+            "CheckRunning",
+            "LastCheck",
         ] {
             props.remove(newer);
         }
@@ -232,6 +266,8 @@ mod tests {
         assert_eq!(d.foreground_app, "");
         assert!(!d.foreground_boost);
         assert_eq!(d.foreground(), None);
+        assert!(!d.check_running);
+        assert_eq!(d.last_check, None);
     }
 
     #[test]

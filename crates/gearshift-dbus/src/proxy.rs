@@ -37,9 +37,17 @@ pub trait Scheduler1 {
     fn get_stats(&self) -> Result<HashMap<String, OwnedValue>, Error>;
     fn subscribe_stats(&self, interval_ms: u32) -> Result<u32, Error>;
     fn unsubscribe_stats(&self, cookie: u32) -> Result<(), Error>;
+    #[zbus(allow_interactive_auth)]
+    fn start_check(&self, options: HashMap<String, OwnedValue>) -> Result<(), Error>;
+    #[zbus(allow_interactive_auth)]
+    fn cancel_check(&self) -> Result<(), Error>;
 
     #[zbus(signal)]
     fn stats(&self, stats: HashMap<String, OwnedValue>) -> zbus::Result<()>;
+    #[zbus(signal)]
+    fn check_progress(&self, fraction: f64, scheduler: String) -> zbus::Result<()>;
+    #[zbus(signal)]
+    fn check_finished(&self, completed: bool, message: String) -> zbus::Result<()>;
     #[zbus(signal)]
     fn profile_released(&self, cookie: u32) -> zbus::Result<()>;
     #[zbus(signal)]
@@ -92,4 +100,8 @@ pub trait Scheduler1 {
     fn sched_ext_supported(&self) -> zbus::Result<bool>;
     #[zbus(property)]
     fn version(&self) -> zbus::Result<String>;
+    #[zbus(property)]
+    fn check_running(&self) -> zbus::Result<bool>;
+    #[zbus(property)]
+    fn last_check(&self) -> zbus::Result<HashMap<String, OwnedValue>>;
 }

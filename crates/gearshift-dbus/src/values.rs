@@ -47,22 +47,23 @@ pub fn dicts(value: &Value<'_>) -> Vec<Dict> {
     let Value::Array(items) = value else {
         return Vec::new();
     };
-    items
-        .iter()
-        .filter_map(|item| {
-            let Value::Dict(dict) = item else { return None };
-            let mut out = Dict::new();
-            for (key, value) in dict.iter() {
-                let Value::Str(key) = key else { continue };
-                let value = match value {
-                    Value::Value(inner) => inner.try_to_owned().ok()?,
-                    other => other.try_to_owned().ok()?,
-                };
-                out.insert(key.to_string(), value);
-            }
-            Some(out)
-        })
-        .collect()
+    items.iter().filter_map(dict).collect()
+}
+
+/// An `a{sv}` value as a dictionary; None for a value of another type or one holding a value
+/// that cannot be owned (a file descriptor).
+pub fn dict(value: &Value<'_>) -> Option<Dict> {
+    let Value::Dict(d) = value else { return None };
+    let mut out = Dict::new();
+    for (key, value) in d.iter() {
+        let Value::Str(key) = key else { continue };
+        let value = match value {
+            Value::Value(inner) => inner.try_to_owned().ok()?,
+            other => other.try_to_owned().ok()?,
+        };
+        out.insert(key.to_string(), value);
+    }
+    Some(out)
 }
 
 /// An owned copy of a plain value.

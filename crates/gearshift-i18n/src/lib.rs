@@ -5,7 +5,8 @@
 //! /usr/share/locale by default).
 //!
 //! gearshift-types stays free of gettext and gearshift-dbus is also the daemon's, which speaks
-//! English to the journal; so this is a crate of its own, used only by the programs for people.
+//! English to the journal; so this is a crate of its own, used only by the programs for people
+//! (and by gearshift-dbus's `text` feature, which only they turn on).
 
 use std::path::{Path, PathBuf};
 

@@ -5,6 +5,7 @@
 //! notices (notices.rs).
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -48,6 +49,9 @@ pub struct Daemon {
     foreground: Foreground,
     pub(crate) power: PowerFollow,
     pub stats_hub: StatsHub,
+    /// A responsiveness check (check.rs) switches the scheduler: Start, Stop and Restart
+    /// from anyone else are refused meanwhile.
+    check_active: AtomicBool,
 }
 
 impl Daemon {
@@ -83,6 +87,7 @@ impl Daemon {
             ),
             stats_hub: StatsHub::new(&state.config.stats, Arc::downgrade(&state)),
             state,
+            check_active: AtomicBool::new(false),
         });
         tokio::spawn(Arc::clone(&daemon).event_loop(rx));
         daemon
@@ -151,6 +156,12 @@ impl Daemon {
 
     /// Starts the scheduler unless it runs; returns once the kernel reports it enabled.
     pub async fn start(self: &Arc<Self>) -> Result<(), Error> {
+        self.ensure_no_check()?;
+        self.start_for_check().await
+    }
+
+    /// `start`, for the responsiveness check while it runs.
+    pub(crate) async fn start_for_check(self: &Arc<Self>) -> Result<(), Error> {
         self.ensure_supported()?;
         let mut sup = self.state.supervision.lock().await;
         if sup.child.is_some() {
@@ -164,6 +175,12 @@ impl Daemon {
 
     /// Stops the scheduler (and any pending restart); the kernel's default scheduler takes over.
     pub async fn stop(&self) -> Result<(), Error> {
+        self.ensure_no_check()?;
+        self.stop_for_check().await
+    }
+
+    /// `stop`, for the responsiveness check while it runs.
+    pub(crate) async fn stop_for_check(&self) -> Result<(), Error> {
         self.ensure_supported()?;
         let mut sup = self.state.supervision.lock().await;
         self.stop_locked(&mut sup).await;
@@ -171,6 +188,7 @@ impl Daemon {
     }
 
     pub async fn restart(self: &Arc<Self>) -> Result<(), Error> {
+        self.ensure_no_check()?;
         self.ensure_supported()?;
         let mut sup = self.state.supervision.lock().await;
         self.stop_locked(&mut sup).await;
@@ -183,6 +201,24 @@ impl Daemon {
         if sup.child.is_some() || sup.pending_restart.is_some() {
             self.stop_locked(&mut sup).await;
         }
+    }
+
+    /// Marks a responsiveness check as running (or ended); false if one ran already.
+    pub(crate) fn claim_for_check(&self, active: bool) -> bool {
+        self.check_active
+            .compare_exchange(!active, active, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+
+    fn ensure_no_check(&self) -> Result<(), Error> {
+        if self.check_active.load(Ordering::SeqCst) {
+            return Err(Error::Failed(
+                "A responsiveness check is running; it puts the scheduler back when it ends \
+                 (CancelCheck ends it now)."
+                    .into(),
+            ));
+        }
+        Ok(())
     }
 
     fn ensure_supported(&self) -> Result<(), Error> {
@@ -480,6 +516,16 @@ impl Daemon {
     fn running_child(&self, sup: &Supervision) -> Option<u64> {
         let running = self.state.model().state == SchedulerState::Running && sup.child_alive();
         sup.child.as_ref().filter(|_| running).map(|c| c.generation)
+    }
+
+    /// Tells the clients `notice` (for the parts of the core outside this file).
+    pub(crate) async fn notify(&self, notice: Notice) {
+        self.state.notices.emit(notice).await;
+    }
+
+    /// Replaces the state's reason (StateReason) without changing the state.
+    pub(crate) async fn explain(&self, reason: &str) {
+        self.state.update(|m| m.reason = reason.to_owned()).await;
     }
 
     /// A stats snapshot from the running scheduler.

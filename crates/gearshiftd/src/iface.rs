@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use futures_util::StreamExt;
 use gearshift_dbus::{
-    model::stats_to_dict, Error, HoldInfo, ACTION_MANAGE, ACTION_SET_FOREGROUND,
+    model::stats_to_dict, CheckOptions, Error, HoldInfo, ACTION_MANAGE, ACTION_SET_FOREGROUND,
     ACTION_SWITCH_PROFILE, OBJECT_PATH,
 };
 use gearshift_types::Stats;
@@ -14,6 +14,7 @@ use zbus::object_server::SignalEmitter;
 use zbus::zvariant::OwnedValue;
 use zbus::Connection;
 
+use crate::check::Checks;
 use crate::daemon::Daemon;
 use crate::known_good::FellBack;
 use crate::model::Changed;
@@ -21,11 +22,12 @@ use crate::polkit::{authorize, caller_uid};
 
 pub struct Scheduler1 {
     daemon: Arc<Daemon>,
+    checks: Arc<Checks>,
 }
 
 impl Scheduler1 {
-    pub fn new(daemon: Arc<Daemon>) -> Self {
-        Self { daemon }
+    pub fn new(daemon: Arc<Daemon>, checks: Arc<Checks>) -> Self {
+        Self { daemon, checks }
     }
 }
 
@@ -107,6 +109,28 @@ impl Scheduler1 {
         self.daemon.restart().await
     }
 
+    /// Measures responsiveness under the default scheduler and the chosen profiles; returns
+    /// once under way (CheckProgress, then CheckFinished and LastCheck).
+    async fn start_check(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+        options: HashMap<String, OwnedValue>,
+    ) -> Result<(), Error> {
+        let options = CheckOptions::from_dict(&options)?;
+        authorize(conn, &header, ACTION_MANAGE).await?;
+        self.checks.start(options, &sender(&header)).await
+    }
+
+    async fn cancel_check(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+    ) -> Result<(), Error> {
+        authorize(conn, &header, ACTION_MANAGE).await?;
+        self.checks.cancel()
+    }
+
     #[zbus(out_args("cookie"))]
     async fn hold_profile(
         &self,
@@ -183,6 +207,20 @@ impl Scheduler1 {
         emitter: &SignalEmitter<'_>,
         reason: &str,
         will_restart: bool,
+    ) -> zbus::Result<()>;
+
+    #[zbus(signal)]
+    async fn check_progress(
+        emitter: &SignalEmitter<'_>,
+        fraction: f64,
+        scheduler: &str,
+    ) -> zbus::Result<()>;
+
+    #[zbus(signal)]
+    async fn check_finished(
+        emitter: &SignalEmitter<'_>,
+        completed: bool,
+        message: &str,
     ) -> zbus::Result<()>;
 
     #[zbus(signal)]
@@ -332,6 +370,19 @@ impl Scheduler1 {
     }
 
     #[zbus(property)]
+    fn check_running(&self) -> bool {
+        self.checks.running()
+    }
+
+    #[zbus(property)]
+    fn last_check(&self) -> HashMap<String, OwnedValue> {
+        self.checks
+            .last()
+            .map(|report| report.to_dict())
+            .unwrap_or_default()
+    }
+
+    #[zbus(property)]
     fn version(&self) -> String {
         env!("CARGO_PKG_VERSION").to_owned()
     }
@@ -430,6 +481,43 @@ pub async fn profile_released(conn: &Connection, cookie: u32) {
     }
 }
 
+/// CheckRunning and LastCheck changed (a check started or ended).
+pub async fn check_changed(conn: &Connection) {
+    let Ok(iface) = conn
+        .object_server()
+        .interface::<_, Scheduler1>(OBJECT_PATH)
+        .await
+    else {
+        return;
+    };
+    let emitter = iface.signal_emitter();
+    let iface = iface.get().await;
+    for sent in [
+        iface.check_running_changed(emitter).await,
+        iface.last_check_changed(emitter).await,
+    ] {
+        if let Err(e) = sent {
+            tracing::warn!("cannot emit PropertiesChanged: {e}");
+        }
+    }
+}
+
+pub async fn check_progress(conn: &Connection, fraction: f64, scheduler: &str) {
+    if let Some(e) = emitter(conn) {
+        if let Err(err) = Scheduler1::check_progress(&e, fraction, scheduler).await {
+            tracing::warn!("cannot emit CheckProgress: {err}");
+        }
+    }
+}
+
+pub async fn check_finished(conn: &Connection, completed: bool, message: &str) {
+    if let Some(e) = emitter(conn) {
+        if let Err(err) = Scheduler1::check_finished(&e, completed, message).await {
+            tracing::warn!("cannot emit CheckFinished: {err}");
+        }
+    }
+}
+
 pub async fn emit_stats(conn: &Connection, stats: &Stats) {
     if let Some(e) = emitter(conn) {
         if let Err(err) = Scheduler1::stats(&e, stats_to_dict(stats)).await {
@@ -438,8 +526,13 @@ pub async fn emit_stats(conn: &Connection, stats: &Stats) {
     }
 }
 
-/// Drops the stats subscriptions, holds and foreground of clients that leave the bus.
-pub async fn watch_departures(conn: Connection, daemon: Arc<Daemon>) -> zbus::Result<()> {
+/// Drops the stats subscriptions, holds and foreground of clients that leave the bus, and
+/// cancels a check one of them started.
+pub async fn watch_departures(
+    conn: Connection,
+    daemon: Arc<Daemon>,
+    checks: Arc<Checks>,
+) -> zbus::Result<()> {
     let dbus = zbus::fdo::DBusProxy::new(&conn).await?;
     let mut changes = dbus.receive_name_owner_changed().await?;
     while let Some(signal) = changes.next().await {
@@ -448,6 +541,7 @@ pub async fn watch_departures(conn: Connection, daemon: Arc<Daemon>) -> zbus::Re
             daemon.stats_hub.owner_left(args.name());
             daemon.choices().holder_left(args.name()).await;
             daemon.foreground().setter_left(args.name()).await;
+            checks.owner_left(args.name());
         }
     }
     Ok(())

@@ -8,7 +8,7 @@
 //! | --- | --- | --- |
 //! | D-Bus layer (translates) | iface.rs, scx_loader.rs (+ modes.rs), bus_signals.rs, polkit.rs | authorizes calls and hands them to the core; turns its notices into PropertiesChanged and signals |
 //! | watchers (adapters that feed in) | power.rs (UPower, power-profiles-daemon), sleep.rs (logind) | follow other services and report what they say to the core |
-//! | core (decides) | daemon.rs (supervision), choices.rs, foreground.rs, power_follow.rs, clean_runs.rs, stats.rs, all over state.rs; model.rs, notices.rs, supervision.rs; rules.rs, known_good.rs, restart.rs, battery_level.rs | keeps the model, decides what runs with which settings, emits notices |
+//! | core (decides) | daemon.rs (supervision), choices.rs, check.rs (the responsiveness check), foreground.rs, power_follow.rs, clean_runs.rs, stats.rs, all over state.rs; model.rs, notices.rs, supervision.rs; rules.rs, known_good.rs, restart.rs, battery_level.rs | keeps the model, decides what runs with which settings, emits notices |
 //! | outlets (adapters the core drives) | child.rs (the scheduler process), control.rs (its control socket), sysfs.rs (the kernel's sched_ext), processes.rs (procfs and cgroupfs) | run and ask the scheduler, and report its events back |
 //!
 //! Files read from disk (config.rs, persist.rs) and the command line (cli.rs) live in the library
@@ -16,6 +16,7 @@
 
 mod battery_level;
 mod bus_signals;
+mod check;
 mod child;
 mod choices;
 mod clean_runs;
@@ -52,6 +53,7 @@ use gearshift_dbus::{BUS_NAME, OBJECT_PATH};
 use tokio::signal::unix::{signal, SignalKind};
 use tracing_subscriber::prelude::*;
 
+use crate::check::Checks;
 use crate::cli::Cli;
 use crate::config::Config;
 use crate::daemon::{Daemon, Paths};
@@ -103,7 +105,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     std::fs::create_dir_all(&paths.runtime_dir)
         .with_context(|| format!("creating {}", paths.runtime_dir.display()))?;
     let autostart = config.autostart;
+    let state_dir = paths.state_dir.clone();
     let daemon = Daemon::new(config, &paths);
+    let checks = Checks::new(daemon.clone(), state_dir);
+    // A check cut short by a crash leaves the scheduler stopped or on a held profile: the
+    // scheduler starts again if it ran before the check, autostart or not.
+    let autostart = autostart || checks.recover_interrupted() == Some(true);
 
     let builder = if cli.session {
         zbus::connection::Builder::session()?
@@ -111,14 +118,21 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         zbus::connection::Builder::system()?
     };
     let conn = builder
-        .serve_at(OBJECT_PATH, iface::Scheduler1::new(daemon.clone()))?
+        .serve_at(
+            OBJECT_PATH,
+            iface::Scheduler1::new(daemon.clone(), checks.clone()),
+        )?
         .build()
         .await
         .context("connecting to the bus")?;
     if let Some(notices) = daemon.listen() {
         tokio::spawn(bus_signals::relay(conn.clone(), notices));
     }
-    tokio::spawn(iface::watch_departures(conn.clone(), daemon.clone()));
+    tokio::spawn(iface::watch_departures(
+        conn.clone(),
+        daemon.clone(),
+        checks.clone(),
+    ));
     tokio::spawn(power::follow(conn.clone(), daemon.power.clone()));
     tokio::spawn(sleep::follow(conn.clone(), daemon.clone()));
     // The name last: once it is owned (systemd's readiness for Type=dbus), calls work.

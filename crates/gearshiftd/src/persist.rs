@@ -79,17 +79,23 @@ impl StateFile {
 
     /// Replaces the file atomically: a crash leaves the old or the new state, never half.
     pub fn save(&self, state: &SavedState) -> std::io::Result<()> {
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
         let mut text = serde_json::to_vec_pretty(state).map_err(std::io::Error::other)?;
         text.push(b'\n');
-        tmp.write_all(&text)?;
-        tmp.as_file().sync_all()?;
-        tmp.persist(&self.path).map_err(|e| e.error)?;
-        // The rename is durable once the directory is synced.
-        std::fs::File::open(dir)?.sync_all()
+        write_atomically(&self.path, &text)
     }
+}
+
+/// Replaces `path` with `bytes` atomically and durably: a crash leaves the old content or the
+/// new, never half.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    // The rename is durable once the directory is synced.
+    std::fs::File::open(dir)?.sync_all()
 }
 
 #[cfg(test)]
