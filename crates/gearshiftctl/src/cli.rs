@@ -86,6 +86,26 @@ pub enum Command {
     Restart,
     /// List the profiles with their mode and preemption; the active one is marked.
     ListProfiles,
+    /// Check how responsive this machine is under load: a 60 Hz frame-like task (3 ms of work
+    /// a frame) under two CPU-bound threads per CPU and a message-passing pair per CPU, first
+    /// under the kernel's default scheduler, then under each profile. Prints late frames,
+    /// wakeup latency and the load's throughput, with ratios to the default, and a verdict.
+    /// Ctrl-C stops it; what ran before is put back either way. Needs the manage
+    /// authorization, like start and stop.
+    Check {
+        /// A profile to measure (repeat for several); default: every profile.
+        #[arg(long = "profile", value_name = "NAME")]
+        profiles: Vec<String>,
+        /// Seconds to measure each scheduler.
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(3..=120))]
+        seconds: u32,
+        /// Run on battery power too (refused otherwise: it would drain the battery).
+        #[arg(long)]
+        allow_battery: bool,
+        /// Show the last check's result (kept by gearshiftd) instead of running one.
+        #[arg(long, conflicts_with_all = ["profiles", "seconds", "allow_battery"])]
+        last: bool,
+    },
     /// Hold PROFILE while COMMAND runs (e.g. a game or a recording), then release it; exits
     /// with the command's status. The hold beats the automatic rules; choosing a profile
     /// yourself ends it.

@@ -9,7 +9,7 @@ use gearshift_i18n::{fill_named, gettext};
 use crate::ctl::Ctl;
 use crate::error::CliError;
 use crate::output::{emit, Focus, SettingsView, StateView, StatusView};
-use crate::{hold, watch};
+use crate::{check, hold, watch};
 use gearshiftctl::cli::{Cli, Command};
 
 /// `profile`, `mode`, `preempt`: makes the change if one was asked, then prints the settings
@@ -92,6 +92,20 @@ pub async fn run(cli: &Cli) -> Result<ExitCode, CliError> {
             expect_running(&ctl, json).await?;
         }
         Command::ListProfiles => emit(&ctl.profiles().await?, json)?,
+        Command::Check { last: true, .. } => check::show_last(&ctl, json).await?,
+        Command::Check {
+            profiles,
+            seconds,
+            allow_battery,
+            last: false,
+        } => {
+            let options = gearshift_dbus::CheckOptions {
+                profiles: profiles.clone(),
+                seconds: *seconds,
+                allow_battery: *allow_battery,
+            };
+            check::run(&ctl, options, json).await?
+        }
         Command::Hold {
             profile,
             reason,

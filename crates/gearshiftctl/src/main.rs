@@ -2,13 +2,15 @@
 //!
 //! `cli.rs` holds the command line (in the library, src/lib.rs, so that `cargo xtask man`
 //! writes the manual pages from it), `main.rs` the dispatch; `ctl.rs` connects to the daemon and
-//! reads it, `commands.rs` runs each command, `watch.rs` follows the Stats signal, `output.rs`
+//! reads it, `commands.rs` runs each command, `watch.rs` follows the Stats signal, `check.rs` runs a responsiveness check (`check_view.rs` prints it), `output.rs`
 //! formats for people and for scripts (`stats_text.rs` the stats, `text.rs` what both share).
 //!
 //! Text for people is translated (gettext domain `gearshift`, set up by gearshift-i18n like the
 //! app's); JSON, the values commands take and print alone (modes, profiles, on/off) and
 //! `--help` (clap's compile-time strings, shared with the manual pages) stay English.
 
+mod check;
+mod check_view;
 mod commands;
 mod ctl;
 mod error;

@@ -149,15 +149,7 @@ fn watch(bus: &TestBus, lines: usize) -> std::process::Child {
     .stderr(Stdio::piped())
     .spawn()
     .expect("spawn watch");
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let rx = lines_of(child.stdout.take().expect("stdout"));
     for _ in 0..lines {
         let line = rx
             .recv_timeout(Duration::from_secs(20))
@@ -166,6 +158,19 @@ fn watch(bus: &TestBus, lines: usize) -> std::process::Child {
         assert!(stats["uptime_ms"].is_u64(), "{line}");
     }
     child
+}
+
+/// The lines `pipe` gives, as they come, from a thread of their own.
+fn lines_of(pipe: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
 }
 
 fn signal(child: &std::process::Child, name: &str) {
@@ -345,4 +350,88 @@ fn a_fallback_shows_in_status_and_in_the_watch() {
         said.contains("gearshiftctl: profile fifo failed 2 times; fell back to interactive"),
         "{said}"
     );
+}
+
+#[test]
+fn check_prints_a_table_with_a_verdict_and_last_shows_it_again() {
+    let w = world(Setup::default());
+    assert_eq!(code(&ctl(&w.bus, &["start"])), 0);
+    let out = ctl(
+        &w.bus,
+        &["check", "--profile", "interactive", "--seconds", "3"],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    for part in ["kernel default", "interactive", "late frames", "wakeup p99"] {
+        assert!(text.contains(part), "{part} in {text}");
+    }
+    // The verdict is the last line, a sentence.
+    let verdict = text.lines().last().unwrap_or_default();
+    assert!(verdict.ends_with('.') && verdict.len() > 40, "{text}");
+    // Progress went to stderr, a line per scheduler when it is no terminal.
+    let progress = stderr(&out);
+    assert!(
+        progress.contains("measuring kernel default") && progress.contains("measuring interactive"),
+        "{progress}"
+    );
+    let last = json(&w.bus, &["check", "--last"]);
+    assert_eq!(last["results"][0]["scheduler"], "default");
+    assert_eq!(last["results"][1]["scheduler"], "interactive");
+    assert_eq!(last["seconds"], 3);
+    let kinds = ["helps", "default-better", "no-clear-difference"];
+    assert!(
+        kinds.contains(&last["verdict"].as_str().unwrap_or_default()),
+        "{last}"
+    );
+    assert_eq!(json(&w.bus, &["status"])["state"], "running");
+}
+
+#[test]
+fn ctrl_c_cancels_a_check_and_what_ran_before_runs_again() {
+    let w = world(Setup::default());
+    assert_eq!(code(&ctl(&w.bus, &["start"])), 0);
+    let mut child = command(
+        &w.bus,
+        None,
+        &["check", "--profile", "interactive", "--seconds", "60"],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("spawn check");
+    let rx = lines_of(child.stderr.take().expect("stderr"));
+    let first = rx.recv_timeout(Duration::from_secs(20)).expect("progress");
+    assert!(first.contains("measuring"), "{first}");
+    signal(&child, "-INT");
+    let status = child.wait().expect("wait");
+    let said: Vec<String> = rx.try_iter().collect();
+    assert_eq!(status.code(), Some(1), "{said:?}");
+    assert!(
+        said.iter().any(|l| l.contains("check cancelled")),
+        "{said:?}"
+    );
+    assert_eq!(json(&w.bus, &["status"])["state"], "running");
+    let none = ctl(&w.bus, &["check", "--last"]);
+    assert_eq!(code(&none), 1);
+    assert!(
+        stderr(&none).contains("no check has been run yet"),
+        "{}",
+        stderr(&none)
+    );
+}
+
+#[test]
+fn check_refusals_have_their_exit_codes() {
+    let w = world(Setup::default());
+    assert_eq!(code(&ctl(&w.bus, &["check", "--seconds", "2"])), 2);
+    assert_eq!(
+        code(&ctl(&w.bus, &["check", "--last", "--seconds", "5"])),
+        2
+    );
+    let unknown = ctl(&w.bus, &["check", "--profile", "nope"]);
+    assert_eq!(code(&unknown), 1, "{}", stderr(&unknown));
+    assert!(stderr(&unknown).contains("nope"), "{}", stderr(&unknown));
+    let denied = ctl_as(&w.bus, Some(NOBODY), &["check", "--seconds", "3"]);
+    assert_eq!(code(&denied), 4, "{}", stderr(&denied));
+    assert_eq!(json(&w.bus, &["status"])["state"], "stopped");
 }
