@@ -40,6 +40,16 @@ pub enum Event {
     },
     /// The stats subscription started (true) or ended (false).
     Subscribed(bool),
+    /// How far the running responsiveness check is (0–1) and what it measures.
+    CheckProgress {
+        fraction: f64,
+        scheduler: String,
+    },
+    /// The check ended: completed (LastCheck has the result), or why not.
+    CheckFinished {
+        completed: bool,
+        message: String,
+    },
 }
 
 /// The window's switches, each a setting of the daemon.
@@ -130,6 +140,21 @@ impl Client {
         self.with_proxy(|p| async move { p.restart().await }).await
     }
 
+    /// Starts a responsiveness check of every profile, `seconds` each (polkit may ask).
+    pub async fn start_check(&self, seconds: u32) -> Result<(), String> {
+        let options = gearshift_dbus::CheckOptions {
+            seconds,
+            ..Default::default()
+        };
+        self.with_proxy(move |p| async move { p.start_check(options.to_dict()).await })
+            .await
+    }
+
+    pub async fn cancel_check(&self) -> Result<(), String> {
+        self.with_proxy(|p| async move { p.cancel_check().await })
+            .await
+    }
+
     /// Turns a switch's setting on or off, letting polkit ask for a password where its
     /// policy says so.
     pub async fn set_switch(&self, switch: Switch, on: bool) -> Result<(), String> {
@@ -211,6 +236,8 @@ async fn on_bus(
     // The signal streams follow the name from one daemon instance to the next.
     let mut stats = proxy.receive_stats().await?;
     let mut exits = proxy.receive_scheduler_exited().await?;
+    let mut check_progress = proxy.receive_check_progress().await?;
+    let mut check_finished = proxy.receive_check_finished().await?;
     let mut present = false;
     let mut cookie: Option<u32> = None;
     let mut sync_wanted = false;
@@ -284,6 +311,16 @@ async fn on_bus(
                 let Some(signal) = signal else { return Err(zbus::Error::InvalidReply) };
                 let Ok(args) = signal.args() else { continue };
                 Event::Exited { reason: args.reason.clone(), will_restart: args.will_restart }
+            }
+            signal = check_progress.next() => {
+                let Some(signal) = signal else { return Err(zbus::Error::InvalidReply) };
+                let Ok(args) = signal.args() else { continue };
+                Event::CheckProgress { fraction: args.fraction, scheduler: args.scheduler.clone() }
+            }
+            signal = check_finished.next() => {
+                let Some(signal) = signal else { return Err(zbus::Error::InvalidReply) };
+                let Ok(args) = signal.args() else { continue };
+                Event::CheckFinished { completed: args.completed, message: args.message.clone() }
             }
         };
         if tx.send(event).await.is_err() {

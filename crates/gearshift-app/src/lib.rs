@@ -3,6 +3,7 @@
 //! A library so the tests can run the app in their own process and drive its widgets; the
 //! `gearshift` binary is [`run`].
 
+pub mod check_model;
 pub mod client;
 pub mod history;
 pub mod i18n;

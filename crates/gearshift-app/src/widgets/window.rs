@@ -12,10 +12,11 @@ use gearshift_dbus::{DaemonProperties, ProfileInfo, SchedulerState};
 use gettextrs::gettext;
 use gtk::{gdk, glib};
 
+use crate::check_model;
 use crate::client::{Client, Event, Switch};
 use crate::history::{History, Series};
 use crate::model::{self, Action, DaemonText};
-use crate::widgets::{StatsGraph, StatusPanel};
+use crate::widgets::{CheckPage, StatsGraph, StatusPanel};
 
 /// One row of the profile list.
 #[derive(Debug, Clone)]
@@ -59,6 +60,12 @@ mod imp {
         pub queued_graph: TemplateChild<StatsGraph>,
         #[template_child]
         pub tasks_graph: TemplateChild<StatsGraph>,
+        #[template_child]
+        pub pages: TemplateChild<adw::ViewStack>,
+        #[template_child]
+        pub check_page: TemplateChild<CheckPage>,
+        /// The running check's last progress report.
+        pub check_progress: RefCell<Option<check_model::Progress>>,
 
         pub client: OnceCell<Client>,
         /// None while gearshiftd is absent.
@@ -85,6 +92,7 @@ mod imp {
         fn class_init(klass: &mut Self::Class) {
             StatusPanel::ensure_type();
             StatsGraph::ensure_type();
+            CheckPage::ensure_type();
             klass.bind_template();
         }
 
@@ -165,6 +173,27 @@ impl Window {
                 this.run_action(action);
             }
         });
+        let (run, cancel) = (self.downgrade(), self.downgrade());
+        imp.check_page.connect(
+            move |seconds| {
+                let Some(this) = run.upgrade() else { return };
+                this.call(
+                    move |client| async move { client.start_check(seconds).await },
+                    |this, ok| {
+                        if !ok {
+                            this.imp().check_page.start_refused();
+                        }
+                    },
+                );
+            },
+            move || {
+                let Some(this) = cancel.upgrade() else { return };
+                this.call(
+                    |client| async move { client.cancel_check().await },
+                    |_, _| {},
+                );
+            },
+        );
         let this = self.downgrade();
         imp.profile_list.connect_row_activated(move |_, row| {
             let Some(this) = this.upgrade() else { return };
@@ -264,6 +293,22 @@ impl Window {
                 imp.subscribed.set(on);
                 return;
             }
+            Event::CheckProgress {
+                fraction,
+                scheduler,
+            } => {
+                imp.check_progress.replace(Some(check_model::Progress {
+                    fraction,
+                    scheduler,
+                }));
+            }
+            Event::CheckFinished { completed, message } => {
+                imp.check_progress.replace(None);
+                if !completed {
+                    let text = gettext("The check ended early ({}); what ran before runs again.");
+                    self.toast(&crate::i18n::fill(&text, &message));
+                }
+            }
         }
         self.render();
     }
@@ -289,6 +334,11 @@ impl Window {
     fn render(&self) {
         let imp = self.imp();
         let daemon = imp.daemon.borrow();
+        let progress = imp.check_progress.borrow();
+        imp.check_page.show(&check_model::check_page_view(
+            daemon.as_ref(),
+            progress.as_ref(),
+        ));
         let groups = [
             &*imp.profiles_group,
             &*imp.settings_group,
@@ -433,6 +483,13 @@ impl Window {
     /// The profile rows (name, row): tests activate them as a person would.
     pub fn profile_rows(&self) -> Vec<ProfileRow> {
         self.imp().rows.borrow().clone()
+    }
+
+    /// The check page, shown (as a person switching to it would).
+    pub fn show_check_page(&self) -> CheckPage {
+        let imp = self.imp();
+        imp.pages.set_visible_child_name("check");
+        imp.check_page.clone()
     }
 
     pub fn status_panel(&self) -> StatusPanel {
