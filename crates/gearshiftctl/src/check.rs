@@ -22,7 +22,7 @@ pub async fn show_last(ctl: &Ctl, json: bool) -> Result<(), CliError> {
     let dict = ctl.check(ctl.proxy.last_check().await)?;
     match CheckReport::from_dict(&dict) {
         Some(report) => Ok(emit(&CheckView { report }, json)?),
-        None if dict.is_empty() => Err(CliError::Protocol(gettext(
+        None if dict.is_empty() => Err(CliError::Unfinished(gettext(
             "no check has been run yet (run: gearshiftctl check)",
         ))),
         None => Err(CliError::Protocol(gettext(
@@ -78,7 +78,7 @@ pub async fn run(ctl: &Ctl, options: CheckOptions, json: bool) -> Result<(), Cli
     if completed {
         return show_last(ctl, json).await;
     }
-    Err(CliError::Protocol(if cancelled {
+    Err(CliError::Unfinished(if cancelled {
         gettext("check cancelled; what ran before runs again")
     } else {
         fill_named(

@@ -46,6 +46,9 @@ pub enum CliError {
     Gone(BusKind),
     /// The daemon answered with something the contract does not allow.
     Protocol(String),
+    /// The command ended without the result it was for (a check cancelled, none kept yet):
+    /// the sentence, already in the reader's language.
+    Unfinished(String),
     /// Writing the output failed (a closed pipe is not reported: see `is_closed_pipe`).
     Output(#[from] std::io::Error),
 }
@@ -66,6 +69,7 @@ impl fmt::Display for CliError {
                 &gettext("unexpected answer from gearshiftd: {detail}"),
                 &[("detail", detail)],
             ),
+            CliError::Unfinished(sentence) => sentence.clone(),
             CliError::Output(e) => fill_named(
                 &gettext("cannot write the output: {error}"),
                 &[("error", &e.to_string())],
@@ -86,7 +90,7 @@ impl CliError {
     pub fn exit_code(&self) -> u8 {
         match self {
             CliError::Connect { .. } | CliError::Gone(_) => code::UNREACHABLE,
-            CliError::Protocol(_) => code::FAILED,
+            CliError::Protocol(_) | CliError::Unfinished(_) => code::FAILED,
             CliError::Output(_) if self.is_closed_pipe() => code::OK,
             CliError::Output(_) => code::FAILED,
             CliError::Daemon { error, .. } => daemon_exit_code(error),
