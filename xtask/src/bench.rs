@@ -135,6 +135,12 @@ pub struct BenchPlan {
     pub periodic_secs: u32,
     /// Other sched_ext scheduler binaries to compare.
     pub others: Vec<PathBuf>,
+    /// The periodic tasks' background loads (desktop_guest.sh's names); empty: all.
+    pub loads: Vec<String>,
+    /// Only hackbench and the periodic tasks.
+    pub desktop_only: bool,
+    /// Trace the periodic tasks' timer lateness and scheduling delay.
+    pub trace: bool,
 }
 
 /// The guest script of a benchmark run: desktop_guest.sh's functions, then bench_guest.sh.
@@ -152,6 +158,9 @@ pub fn guest_script(
         .replace("@REPS@", &plan.reps.to_string())
         .replace("@PERIODIC_SECS@", &plan.periodic_secs.to_string())
         .replace("@SCHEDULERS@", &schedulers.join(" "))
+        .replace("@LOADS@", &plan.loads.join(" "))
+        .replace("@DESKTOP_ONLY@", if plan.desktop_only { "1" } else { "0" })
+        .replace("@TRACE@", if plan.trace { "1" } else { "0" })
 }
 
 /// Runs the VM benchmark.
@@ -198,7 +207,7 @@ pub fn vm(cache: &Cache, kernel: &Kernel, plan: &BenchPlan) -> Result<String> {
             output = output.replace(&format!(" {s} "), &format!(" {name} "));
         }
         names.push(name);
-        if s == "eevdf" {
+        if s == "eevdf" && !plan.desktop_only {
             // The periodic tasks as real-time tasks, measured beside EEVDF (bench_guest.sh).
             names.push("eevdf-rt".to_owned());
         }
@@ -409,6 +418,9 @@ mod tests {
             reps: 3,
             periodic_secs: 20,
             others: Vec::new(),
+            loads: vec!["hogs".into(), "mixed".into()],
+            desktop_only: true,
+            trace: false,
         };
         let script = guest_script(
             Path::new("/s"),
@@ -423,6 +435,9 @@ mod tests {
             "@REPS@",
             "@PERIODIC_SECS@",
             "@SCHEDULERS@",
+            "@LOADS@",
+            "@DESKTOP_ONLY@",
+            "@TRACE@",
         ] {
             assert!(
                 !script.contains(placeholder),
@@ -432,6 +447,11 @@ mod tests {
         assert!(script.contains("desktop_suite \"$s\" \"$PERIODIC_SECS\""));
         assert!(script.contains("REPS=3") && script.contains("PERIODIC_SECS=20"));
         assert!(script.contains("for s in eevdf gearshift; do"));
+        assert!(
+            script.contains("DESKTOP_LOADS='hogs mixed'"),
+            "only the loads asked for"
+        );
+        assert!(script.contains("DESKTOP_ONLY=1") && script.contains("LATENCY_TRACE=0"));
         assert!(
             script.contains("PERIODIC_POLICY=SCHED_FIFO SAMPLES=0 desktop_suite eevdf-rt"),
             "the real-time reference is measured beside EEVDF"

@@ -1,12 +1,19 @@
 # Guest side of `cargo xtask bench`: the same workloads under each scheduler, one VM run, after
 # desktop_guest.sh's functions. Prints `result <scheduler> <metric> <value>` lines (one per
 # repetition; the host takes medians) and `samples` lines for the plots.
-# @SCHED@, @STRESS_NG@, @SCHEDULERS@, @NCPU@, @REPS@, @PERIODIC_SECS@ are filled in by the host.
+# @SCHED@, @STRESS_NG@, @SCHEDULERS@, @NCPU@, @REPS@, @PERIODIC_SECS@, @LOADS@, @DESKTOP_ONLY@
+# and @TRACE@ are filled in by the host.
 SCHED='@SCHED@'
 STRESS_NG='@STRESS_NG@'
 N=@NCPU@
 REPS=@REPS@
 PERIODIC_SECS=@PERIODIC_SECS@
+# The periodic tasks' loads (desktop_suite: all when empty), whether to run only hackbench and
+# the periodic tasks, and whether to trace where their wakeup latency goes.
+DESKTOP_LOADS='@LOADS@'
+[ -n "$DESKTOP_LOADS" ] || unset DESKTOP_LOADS
+DESKTOP_ONLY=@DESKTOP_ONLY@
+LATENCY_TRACE=@TRACE@
 
 state() { cat /sys/kernel/sched_ext/state; }
 attach() {
@@ -69,45 +76,49 @@ for s in @SCHEDULERS@; do
     # (No sed here: a peer's name is its path, full of slashes.)
     echo "result $s hackbench_s $(for _ in 1 2 3; do hackbench -g 4 -l 100 | awk '/^Time:/{print $2}'; done | median)"
 
-    # perf bench sched messaging, seconds (when perf is usable in the guest).
-    if perf bench sched messaging -g 4 -l 50 > /tmp/pbm.log 2>&1; then
-        awk '/Total time:/{print "result '"$s"' perf_messaging_s", $3}' /tmp/pbm.log
+    if [ "$DESKTOP_ONLY" != 1 ]; then
+        # perf bench sched messaging, seconds (when perf is usable in the guest).
+        if perf bench sched messaging -g 4 -l 50 > /tmp/pbm.log 2>&1; then
+            awk '/Total time:/{print "result '"$s"' perf_messaging_s", $3}' /tmp/pbm.log
+        fi
+
+        # A short interactive command under 2x CPU overcommit: uname -r round trips, microseconds.
+        hogs_start $((2 * N))
+        : > /tmp/lat
+        for _ in $(seq 1 60); do
+            t0=$EPOCHREALTIME; uname -r > /dev/null; t1=$EPOCHREALTIME
+            echo "$t0 $t1" | awk '{printf "%d\n", ($2-$1)*1000000}' >> /tmp/lat
+            sleep 0.05
+        done
+        echo "result $s uname_p50_us $(median < /tmp/lat)"
+        echo "result $s uname_p95_us $(pct 95 < /tmp/lat)"
+        [ "$rep" = 1 ] && echo "samples $s uname_us $(tr '\n' ' ' < /tmp/lat)"
+
+        # cyclictest wakeup latency (SCHED_OTHER, so the scheduler under test handles it).
+        cyclictest -t "$N" -i 2000 -l 1500 -q -m > /tmp/ct.log 2>&1
+        # A wide value runs into its label ("Avg:123456"): take what follows each label.
+        awk '/Avg:/{v = $0; sub(/.*Avg: */, "", v); sub(/ .*/, "", v); a += v; x = $0; sub(/.*Max: */, "", x); sub(/ .*/, "", x); if (x + 0 > m) m = x + 0; n++} END {if (n) {print "result '"$s"' cyclictest_avg_us", a/n; print "result '"$s"' cyclictest_max_us", m}}' /tmp/ct.log
+        hogs_stop
+
+        # CPU use with exactly N hogs: nothing should idle.
+        hogs_start "$N"
+        echo "result $s busy_pct $(busy_pct 6)"
+        hogs_stop
     fi
-
-    # A short interactive command under 2x CPU overcommit: uname -r round trips, microseconds.
-    hogs_start $((2 * N))
-    : > /tmp/lat
-    for _ in $(seq 1 60); do
-        t0=$EPOCHREALTIME; uname -r > /dev/null; t1=$EPOCHREALTIME
-        echo "$t0 $t1" | awk '{printf "%d\n", ($2-$1)*1000000}' >> /tmp/lat
-        sleep 0.05
-    done
-    echo "result $s uname_p50_us $(median < /tmp/lat)"
-    echo "result $s uname_p95_us $(pct 95 < /tmp/lat)"
-    [ "$rep" = 1 ] && echo "samples $s uname_us $(tr '\n' ' ' < /tmp/lat)"
-
-    # cyclictest wakeup latency (SCHED_OTHER, so the scheduler under test handles it).
-    cyclictest -t "$N" -i 2000 -l 1500 -q -m > /tmp/ct.log 2>&1
-    # A wide value runs into its label ("Avg:123456"): take what follows each label.
-    awk '/Avg:/{v = $0; sub(/.*Avg: */, "", v); sub(/ .*/, "", v); a += v; x = $0; sub(/.*Max: */, "", x); sub(/ .*/, "", x); if (x + 0 > m) m = x + 0; n++} END {if (n) {print "result '"$s"' cyclictest_avg_us", a/n; print "result '"$s"' cyclictest_max_us", m}}' /tmp/ct.log
-    hogs_stop
-
-    # CPU use with exactly N hogs: nothing should idle.
-    hogs_start "$N"
-    echo "result $s busy_pct $(busy_pct 6)"
-    hogs_stop
 
     # What a desktop user feels: periodic tasks under hogs, a message storm and a build.
     SAMPLES=$([ "$rep" = 1 ] && echo 1 || echo 0) desktop_suite "$s" "$PERIODIC_SECS"
     # The "eevdf-rt" column: the same tasks as real-time tasks under EEVDF, which preempt
     # everything when they wake. Where even they miss as often, the misses are the machine's
     # (timer interrupts arriving late), not a scheduler's.
-    if [ "$s" = eevdf ]; then
-        PERIODIC_POLICY=SCHED_FIFO SAMPLES=0 desktop_suite eevdf-rt "$PERIODIC_SECS"
+    if [ "$DESKTOP_ONLY" != 1 ]; then
+        if [ "$s" = eevdf ]; then
+            PERIODIC_POLICY=SCHED_FIFO SAMPLES=0 desktop_suite eevdf-rt "$PERIODIC_SECS"
+        fi
+        light_load "$s"
+        # Priorities: nice and cgroup cpu.weight shares of two loops on one CPU.
+        weight_shares "$s" 6
     fi
-    light_load "$s"
-    # Priorities: nice and cgroup cpu.weight shares of two loops on one CPU.
-    weight_shares "$s" 6
 
     # A scheduler the kernel ejected meanwhile left the rows above to EEVDF: say so.
     if [ "$s" != eevdf ] && [ "$(state)" != enabled ]; then

@@ -62,6 +62,19 @@ enum Cmd {
         /// Seconds the periodic tasks run under each background load.
         #[arg(long, default_value_t = 20)]
         periodic_secs: u32,
+        /// Background loads of the periodic tasks, comma-separated (hogs, storm, build,
+        /// mixed); default all four.
+        #[arg(long, value_delimiter = ',', value_parser = ["hogs", "storm", "build", "mixed"])]
+        loads: Vec<String>,
+        /// Only hackbench and the periodic tasks under the loads: no perf messaging, uname,
+        /// cyclictest, CPU use, light load, priorities or real-time reference (a suite of
+        /// many schedulers and repetitions in an afternoon).
+        #[arg(long)]
+        desktop_only: bool,
+        /// Do not trace where the periodic tasks' wakeup latency goes (timer lateness and
+        /// scheduling delay): reading the trace back under load is the slowest part.
+        #[arg(long)]
+        no_trace: bool,
     },
     /// Instructions and allocations per task of the user-space policy (callgrind).
     BenchPolicy,
@@ -190,6 +203,9 @@ fn main() -> Result<ExitCode> {
             with_peers,
             reps,
             periodic_secs,
+            loads,
+            desktop_only,
+            no_trace,
         } => {
             if with_peers {
                 others.extend(bench::install_peers(&cache)?);
@@ -200,6 +216,9 @@ fn main() -> Result<ExitCode> {
                 reps: reps.max(1),
                 periodic_secs: periodic_secs.max(1),
                 others,
+                loads,
+                desktop_only,
+                trace: !no_trace,
             };
             println!("{}", bench::vm(&cache, &kernel, &plan)?);
             Ok(ExitCode::SUCCESS)

@@ -55,7 +55,7 @@ periodic_json() {
 }
 
 # Where a periodic task's wakeup latency comes from, traced while it runs (when tracefs has the
-# events): the timer's lateness, from its expiry to its handler running (in an emulated
+# events, unless LATENCY_TRACE=0): the timer's lateness, from its expiry to its handler running (in an emulated
 # machine mostly the wait for the vCPU's turn on the host: no guest scheduler can shorten it),
 # and the scheduling delay, from the wakeup (sched_waking) to the task running on a CPU (what
 # the scheduler decides). rt-app's wakeup latency is about their sum.
@@ -70,7 +70,7 @@ trace_filter() {
 }
 latency_trace_start() {
     local e
-    [ -e $TRACEFS/events/sched/sched_waking ] || return 0
+    [ "${LATENCY_TRACE:-1}" = 1 ] && [ -e $TRACEFS/events/sched/sched_waking ] || return 0
     echo 0 > $TRACEFS/tracing_on
     echo 8192 > $TRACEFS/buffer_size_kb
     # The scheduler events are recorded only for the periodic tasks: under a message storm
@@ -87,7 +87,7 @@ latency_trace_start() {
 latency_trace_stop() {
     local e names=""
     rm -f /tmp/trace-*.late /tmp/trace-*.delay
-    [ -e $TRACEFS/events/sched/sched_waking ] || return 0
+    [ "${LATENCY_TRACE:-1}" = 1 ] && [ -e $TRACEFS/events/sched/sched_waking ] || return 0
     echo 0 > $TRACEFS/tracing_on
     for e in $TRACE_EVENTS; do echo 0 > "$TRACEFS/events/$e/enable"; done
     echo 0 > $TRACEFS/events/sched/sched_waking/filter
