@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use zbus::zvariant::{OwnedValue, Value};
 
-use crate::values::{dicts, flag, float, owned, text, unsigned, Dict};
+use crate::values::{dicts, flag, float, owned, signed64, text, unsigned, unsigned64, Dict};
 use crate::Error;
 
 /// The `scheduler` of the row measured under the kernel's default scheduler.
@@ -134,17 +134,13 @@ impl CheckResult {
     }
 
     fn from_dict(dict: &Dict) -> Option<Self> {
-        let u64_of = |key: &str| match &**dict.get(key)? {
-            Value::U64(n) => Some(*n),
-            _ => None,
-        };
         Some(Self {
             scheduler: text(dict.get("scheduler")?)?,
             expected: unsigned(dict.get("expected")?)?,
             on_time: unsigned(dict.get("on_time")?)?,
             miss_pct: float(dict.get("miss_pct")?)?,
-            wakeup_p50_us: u64_of("wakeup_p50_us")?,
-            wakeup_p99_us: u64_of("wakeup_p99_us")?,
+            wakeup_p50_us: unsigned64(dict.get("wakeup_p50_us")?)?,
+            wakeup_p99_us: unsigned64(dict.get("wakeup_p99_us")?)?,
             load_per_s: float(dict.get("load_per_s")?)?,
         })
     }
@@ -174,16 +170,12 @@ impl CheckReport {
     /// The report in `LastCheck`; None for the empty dictionary (no check yet) or a malformed
     /// one.
     pub fn from_dict(dict: &Dict) -> Option<Self> {
-        let finished = match &**dict.get("finished")? {
-            Value::I64(t) => *t,
-            _ => return None,
-        };
         let results = dicts(dict.get("results")?)
             .iter()
             .map(CheckResult::from_dict)
             .collect::<Option<Vec<_>>>()?;
         Some(Self {
-            finished,
+            finished: signed64(dict.get("finished")?)?,
             seconds: unsigned(dict.get("seconds")?)?,
             results,
         })

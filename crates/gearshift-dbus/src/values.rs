@@ -41,6 +41,22 @@ pub fn unsigned(value: &Value<'_>) -> Option<u32> {
     }
 }
 
+/// A `t` value.
+pub fn unsigned64(value: &Value<'_>) -> Option<u64> {
+    match value {
+        Value::U64(n) => Some(*n),
+        _ => None,
+    }
+}
+
+/// An `x` value.
+pub fn signed64(value: &Value<'_>) -> Option<i64> {
+    match value {
+        Value::I64(n) => Some(*n),
+        _ => None,
+    }
+}
+
 /// The entries of an `aa{sv}` value; entries that are no dictionary are left out, and so is
 /// an entry holding a value that cannot be owned (a file descriptor).
 pub fn dicts(value: &Value<'_>) -> Vec<Dict> {
@@ -85,6 +101,10 @@ mod tests {
         assert_eq!(flag(&Value::from(1u32)), None);
         assert_eq!(unsigned(&Value::from(7u32)), Some(7));
         assert_eq!(unsigned(&Value::from(7u64)), None);
+        assert_eq!(unsigned64(&Value::from(7u64)), Some(7));
+        assert_eq!(unsigned64(&Value::from(7u32)), None);
+        assert_eq!(signed64(&Value::from(-7i64)), Some(-7));
+        assert_eq!(signed64(&Value::from(7u64)), None);
     }
 
     #[test]

@@ -23,7 +23,6 @@ pub async fn relay(conn: Connection, mut notices: mpsc::UnboundedReceiver<Delive
             Notice::FellBack(fell_back) => iface::fell_back(&conn, fell_back).await,
             Notice::ProfileReleased(cookie) => iface::profile_released(&conn, *cookie).await,
             Notice::Stats(stats) => iface::emit_stats(&conn, stats).await,
-            Notice::CheckChanged => iface::check_changed(&conn).await,
             Notice::CheckProgress {
                 fraction,
                 scheduler,

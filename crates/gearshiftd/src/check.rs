@@ -11,17 +11,19 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gearshift_dbus::check::DEFAULT_SCHEDULER;
-use gearshift_dbus::{CheckOptions, CheckReport, CheckResult, Error, SchedulerState};
+use gearshift_dbus::{CheckOptions, CheckReport, CheckResult, Error};
 use gearshift_probe::{ProbePlan, ProbeResult};
 use serde::{Deserialize, Serialize};
 
 use crate::daemon::Daemon;
+use crate::model::Changed;
 use crate::notices::Notice;
 use crate::persist::write_atomically;
+use crate::state::lock;
 
 /// The application id of the check's holds, as ActiveHolds shows them.
 const HOLD_APP_ID: &str = "io.github.gearshift.Check";
@@ -49,11 +51,6 @@ pub struct Checks {
     found_file: PathBuf,
     running: Mutex<Option<Running>>,
     last: Mutex<Option<CheckReport>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Plain fields, never left half-written: a poisoned lock is still usable.
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Checks {
@@ -122,7 +119,8 @@ impl Checks {
         let cancel = Arc::new(AtomicBool::new(false));
         {
             let mut running = lock(&self.running);
-            if running.is_some() || !self.daemon.claim_for_check(true) {
+            // The daemon's claim is the one guard: it is held exactly while `running` is set.
+            if !self.daemon.claim_for_check(true) {
                 return Err(Error::LimitExceeded(
                     "A responsiveness check is running already.".into(),
                 ));
@@ -133,17 +131,14 @@ impl Checks {
             });
         }
         let found = Found {
-            scheduler_ran: matches!(
-                model.state,
-                SchedulerState::Running | SchedulerState::Starting
-            ),
+            scheduler_ran: model.scheduler_active(),
         };
         if let Err(e) = self.remember(found) {
             *lock(&self.running) = None;
             self.daemon.claim_for_check(false);
             return Err(Error::Failed(format!("Cannot save the state: {e}.")));
         }
-        self.daemon.notify(Notice::CheckChanged).await;
+        self.announce_changed().await;
         tracing::info!(
             "responsiveness check: default scheduler and {} for {} s each",
             profiles.join(", "),
@@ -174,6 +169,15 @@ impl Checks {
             tracing::info!("responsiveness check: its client {name} left; cancelling");
             r.cancel.store(true, Ordering::Relaxed);
         }
+    }
+
+    /// CheckRunning and LastCheck changed: through the same PropertiesChanged as the model's.
+    async fn announce_changed(&self) {
+        let changed = Changed {
+            check: true,
+            ..Changed::default()
+        };
+        self.daemon.notify(Notice::PropertiesChanged(changed)).await;
     }
 
     fn remember(&self, found: Found) -> std::io::Result<()> {
@@ -321,7 +325,7 @@ impl Checks {
         );
         *lock(&self.running) = None;
         self.daemon.claim_for_check(false);
-        self.daemon.notify(Notice::CheckChanged).await;
+        self.announce_changed().await;
         self.daemon
             .notify(Notice::CheckFinished { completed, message })
             .await;

@@ -440,6 +440,10 @@ pub async fn publish(conn: &Connection, changed: Changed) {
     if changed.foreground_boost {
         results.push(iface.foreground_boost_changed(emitter).await);
     }
+    if changed.check {
+        results.push(iface.check_running_changed(emitter).await);
+        results.push(iface.last_check_changed(emitter).await);
+    }
     for e in results.into_iter().filter_map(Result::err) {
         tracing::warn!("cannot emit PropertiesChanged: {e}");
     }
@@ -477,27 +481,6 @@ pub async fn profile_released(conn: &Connection, cookie: u32) {
     if let Some(e) = emitter(conn) {
         if let Err(err) = Scheduler1::profile_released(&e, cookie).await {
             tracing::warn!("cannot emit ProfileReleased: {err}");
-        }
-    }
-}
-
-/// CheckRunning and LastCheck changed (a check started or ended).
-pub async fn check_changed(conn: &Connection) {
-    let Ok(iface) = conn
-        .object_server()
-        .interface::<_, Scheduler1>(OBJECT_PATH)
-        .await
-    else {
-        return;
-    };
-    let emitter = iface.signal_emitter();
-    let iface = iface.get().await;
-    for sent in [
-        iface.check_running_changed(emitter).await,
-        iface.last_check_changed(emitter).await,
-    ] {
-        if let Err(e) = sent {
-            tracing::warn!("cannot emit PropertiesChanged: {e}");
         }
     }
 }

@@ -40,6 +40,15 @@ pub struct ForegroundApp {
 }
 
 impl Model {
+    /// The scheduler is loaded or being (re)loaded (scx_loader calls that "running"; a
+    /// responsiveness check puts it back afterwards).
+    pub fn scheduler_active(&self) -> bool {
+        matches!(
+            self.state,
+            SchedulerState::Running | SchedulerState::Starting
+        )
+    }
+
     /// The cgroup the scheduler should favour now (0: none): the foreground app's, while the
     /// profile in effect has the boost.
     pub fn favoured_cgroup(&self) -> u64 {
@@ -87,6 +96,8 @@ pub struct Changed {
     pub follow_power_profile: bool,
     pub foreground_app: bool,
     pub foreground_boost: bool,
+    /// CheckRunning and LastCheck (check.rs; not in the model, so `between` never sets it).
+    pub check: bool,
 }
 
 impl Changed {
@@ -105,6 +116,7 @@ impl Changed {
             follow_power_profile: a.follow_power_profile != b.follow_power_profile,
             foreground_app: a.foreground_name() != b.foreground_name(),
             foreground_boost: a.foreground_boost != b.foreground_boost,
+            check: false,
         }
     }
 }

@@ -23,8 +23,6 @@ pub enum Notice {
     ProfileReleased(u32),
     /// A stats snapshot for the subscribers.
     Stats(Stats),
-    /// A responsiveness check started or ended (CheckRunning, LastCheck).
-    CheckChanged,
     /// How far the running check is (0–1) and which scheduler it measures.
     CheckProgress { fraction: f64, scheduler: String },
     /// The check ended: completed, or why not.

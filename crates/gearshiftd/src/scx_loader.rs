@@ -9,9 +9,9 @@
 
 mod modes;
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
-use gearshift_dbus::{Error, SchedulerState, ACTION_MANAGE, ACTION_SWITCH_PROFILE};
+use gearshift_dbus::{Error, ACTION_MANAGE, ACTION_SWITCH_PROFILE};
 use zbus::fdo::{DBusProxy, RequestNameFlags, RequestNameReply};
 use zbus::message::Header;
 use zbus::names::BusName;
@@ -19,8 +19,8 @@ use zbus::object_server::SignalEmitter;
 use zbus::Connection;
 
 use crate::daemon::Daemon;
-use crate::model::Model;
 use crate::polkit::authorize;
+use crate::state::lock;
 use modes::LoaderMode;
 
 pub const BUS_NAME: &str = "org.scx.Loader";
@@ -46,19 +46,6 @@ pub struct Loader {
 struct Announced {
     scheduler: &'static str,
     mode: u32,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Plain values: a panic elsewhere cannot leave them half-written.
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The scheduler is loaded or being (re)loaded: what scx_loader calls "running".
-fn active(model: &Model) -> bool {
-    matches!(
-        model.state,
-        SchedulerState::Running | SchedulerState::Starting
-    )
 }
 
 /// Refuses any scheduler but ours, naming it. "gearshift" is accepted too: scxctl shows the
@@ -119,7 +106,7 @@ impl Loader {
     /// The property values as they are now.
     fn now(&self) -> Announced {
         let model = self.daemon.model();
-        if !active(&model) {
+        if !model.scheduler_active() {
             // scx_loader's contract: Auto while no scheduler runs.
             return Announced {
                 scheduler: NO_SCHEDULER,
@@ -144,7 +131,7 @@ impl Loader {
     ) -> Result<(), Error> {
         let profile = mode.profile(self.daemon.config()).to_owned();
         authorize(conn, header, ACTION_SWITCH_PROFILE).await?;
-        let needs_start = !active(&self.daemon.model());
+        let needs_start = !self.daemon.model().scheduler_active();
         if needs_start {
             authorize(conn, header, ACTION_MANAGE).await?;
         }
@@ -280,7 +267,7 @@ impl Loader {
     ) -> Result<(), Error> {
         authorize(conn, &header, ACTION_MANAGE).await?;
         let model = self.daemon.model();
-        if !active(&model) {
+        if !model.scheduler_active() {
             return Err(Error::NotRunning(format!(
                 "No scheduler is running to restart ({SCHEDULER} is {}); start it instead.",
                 model.state

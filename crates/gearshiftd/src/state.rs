@@ -16,6 +16,12 @@ use crate::persist::{SavedProfile, SavedState, StateFile};
 use crate::supervision::{Event, Supervision};
 use crate::sysfs::SchedExt;
 
+/// Locks `m` even if a panic poisoned it: the core's mutexes guard plain values (a model, a
+/// table, a few flags), which a panic elsewhere cannot leave half-written.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 pub struct DaemonState {
     pub config: Config,
     sched_ext: SchedExt,
@@ -57,9 +63,7 @@ impl DaemonState {
     }
 
     fn lock_model(&self) -> MutexGuard<'_, Model> {
-        // A panic while holding the lock cannot leave the model half-written (plain fields),
-        // so a poisoned lock is still usable.
-        self.model.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.model)
     }
 
     pub fn model(&self) -> Model {

@@ -63,7 +63,7 @@ impl StatsHub {
     }
 
     fn lock(&self) -> MutexGuard<'_, Subscriptions> {
-        self.subs.lock().unwrap_or_else(|e| e.into_inner())
+        crate::state::lock(&self.subs)
     }
 
     pub fn subscribe(&self, owner: &str, interval_ms: u32) -> Result<u32, Error> {
