@@ -10,7 +10,7 @@ export CARGO_INCREMENTAL=0
 NEED_FREE_GIB=10
 
 free_gib() { df -Pk . | awk 'NR == 2 { printf "%.1f", $4 / 1048576 }'; }
-step() { echo "== $* (free disk: $(free_gib) GiB)" >&2; }
+step() { echo "== $* (at $((SECONDS / 60)) min $((SECONDS % 60)) s; free disk: $(free_gib) GiB)" >&2; }
 
 if awk -v f="$(free_gib)" -v n="$NEED_FREE_GIB" 'BEGIN { exit !(f < n) }'; then
   echo "warning: only $(free_gib) GiB free here; a whole run needs about $NEED_FREE_GIB GiB" \
@@ -29,7 +29,7 @@ cargo test --workspace --locked
 step "fuzz targets over their corpora"
 ./tools/fuzz.sh   # every fuzz target over its committed corpus (fuzz/, docs/reliability.md)
 step "VM tests"
-cargo test --workspace --locked -- --ignored --test-threads=1
+./tools/test-vm.sh   # every ignored test, in the sched_ext VM; two VMs side by side
 step "packaging"
 ./tools/test-packaging.sh   # the .deb built, linted, installed, removed; the RPM and Arch package built from the tarball
 step "done"
