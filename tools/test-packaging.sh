@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Packaging test (CI, as root on Debian 12): builds the .deb from the release build, lints it,
+# Packaging test (CI, as root on Debian 12). Makes the vendored source tarball (tools/dist.sh)
+# and builds the RPM from it (rpmbuild -bb); packages that release build as the .deb, lints it,
 # installs it with dpkg, checks that every file is where D-Bus, systemd, polkit and GNOME look,
 # runs the installed gearshiftd on a private system bus and asks it with the installed
-# gearshiftctl, removes and purges it (nothing may be left), then checks the Arch PKGBUILD
+# gearshiftctl, removes and purges it (nothing may be left); then checks the Arch PKGBUILD
 # (makepkg --printsrcinfo, against the committed .SRCINFO) and the RPM spec (rpmspec -P,
-# rpmlint), and builds both for real from the vendored tarball: rpmbuild -bb and makepkg, each
-# package's file list compared with the .deb's, the RPM linted.
+# rpmlint), lints the RPM and builds the Arch package with makepkg in the RPM's build tree (cargo
+# compiles once for all three); each package's file list is compared with the .deb's.
 #
 # The package is installed on this machine: the script refuses to run when gearshift is
 # already installed, and purges it on exit whatever happens.
@@ -35,14 +36,45 @@ cleanup() {
 }
 trap cleanup EXIT
 
-step "release build and manual pages"
-cargo build --release --locked -p scx_gearshift -p gearshiftd -p gearshiftctl \
-  -p gearshift-app -p gearshift-tray
+step "manual pages"
 rm -rf target/man
 cargo xtask man target/man >/dev/null
 
-step "dpkg-buildpackage"
-DEB="$(./tools/build-deb.sh --prebuilt)"
+step "source tarball (tools/dist.sh)"
+DIST="$(./tools/dist.sh)" || fail "tools/dist.sh"
+TARBALL="${DIST%%$'\n'*}"   # its first line; the second is the sha256
+# Debian names its clang "clang-19" and keeps libclang under LLVM's directory; the spec and
+# the PKGBUILD call "clang" and take LIBCLANG_PATH from the environment.
+mkdir -p "$WORK/bin"
+ln -s "$(command -v clang-19)" "$WORK/bin/clang"
+export LIBCLANG_PATH=/usr/lib/llvm-19/lib
+
+# One release build serves the three packages. rpmbuild builds from the tarball in a clean tree,
+# put where makepkg will unpack the tarball later (its $srcdir, $WORK/arch/src); the .deb packages
+# that build's binaries; makepkg unpacks the same files over the tree (same contents, same
+# times), and cargo finds the build up to date, so the Arch package only installs. (Three full
+# release builds took CI about 20 minutes.) --noclean keeps rpmbuild from removing the tree.
+step "RPM: rpmbuild -bb --nodeps (Fedora's macros for systemd and AppStream defined here)"
+mkdir -p "$WORK/rpm/SOURCES" "$WORK/arch/src"
+cp "$TARBALL" "$WORK/rpm/SOURCES/"
+# makepkg exports these build variables (empty in Debian's makepkg.conf, CHOST set); the C parts'
+# build scripts rerun when they differ, so the RPM is built with the same ones.
+PATH="$WORK/bin:$PATH" CPPFLAGS='' CFLAGS='' CXXFLAGS='' LDFLAGS='' MAKEFLAGS='' \
+  CHOST="$(sed -n 's/^CHOST="\(.*\)"$/\1/p' /etc/makepkg.conf)" rpmbuild -bb --noclean --nodeps \
+  --define "_topdir $WORK/rpm" \
+  --define "_builddir $WORK/arch/src" \
+  --define "_unitdir /usr/lib/systemd/system" \
+  --define "_metainfodir /usr/share/metainfo" \
+  --define "debug_package %{nil}" \
+  packaging/fedora/gearshift.spec >"$WORK/rpmbuild.log" 2>&1 ||
+  { tail -40 "$WORK/rpmbuild.log" >&2; fail "rpmbuild -bb"; }
+RPM="$(ls "$WORK"/rpm/RPMS/*/gearshift-[0-9]*.rpm)"
+echo "$RPM" >&2
+
+# The .deb packages the same build (tools/build-deb.sh --prebuilt takes target/release from
+# CARGO_TARGET_DIR): one release build for the three packages.
+step "dpkg-buildpackage (the RPM's release build)"
+DEB="$(CARGO_TARGET_DIR="$(echo "$WORK"/arch/src/gearshift-*/target)" ./tools/build-deb.sh --prebuilt)"
 echo "$DEB" >&2
 
 step "lintian"
@@ -248,33 +280,11 @@ same_files() {
   echo "$1: the same $(wc -l <"$WORK/$1.files") files as the .deb" >&2
 }
 pkg_files deb "$DEB" >"$WORK/deb.files"
-
-step "source tarball (tools/dist.sh)"
-DIST="$(./tools/dist.sh)" || fail "tools/dist.sh"
-TARBALL="${DIST%%$'\n'*}"   # its first line; the second is the sha256
-# Debian names its clang "clang-19" and keeps libclang under LLVM's directory; the spec and
-# the PKGBUILD call "clang" and take LIBCLANG_PATH from the environment.
-mkdir -p "$WORK/bin"
-ln -s "$(command -v clang-19)" "$WORK/bin/clang"
-export LIBCLANG_PATH=/usr/lib/llvm-19/lib
-
-step "RPM: rpmbuild -bb --nodeps (Fedora's macros for systemd and AppStream defined here)"
-mkdir -p "$WORK/rpm/SOURCES"
-cp "$TARBALL" "$WORK/rpm/SOURCES/"
-PATH="$WORK/bin:$PATH" rpmbuild -bb --nodeps \
-  --define "_topdir $WORK/rpm" \
-  --define "_unitdir /usr/lib/systemd/system" \
-  --define "_metainfodir /usr/share/metainfo" \
-  --define "debug_package %{nil}" \
-  packaging/fedora/gearshift.spec >"$WORK/rpmbuild.log" 2>&1 ||
-  { tail -40 "$WORK/rpmbuild.log" >&2; fail "rpmbuild -bb"; }
-RPM="$(ls "$WORK"/rpm/RPMS/*/gearshift-[0-9]*.rpm)"
-echo "$RPM" >&2
 same_files rpm "$RPM"
 # Errors fail (warnings are printed); the filters name what is Debian's, not the package's.
 rpmlint -r packaging/fedora/rpmlintrc-debian-build "$RPM" >&2 || fail "rpmlint $RPM"
 
-step "Arch: makepkg --nodeps as an unprivileged user"
+step "Arch: makepkg --nodeps as an unprivileged user, in the RPM's build tree"
 # makepkg refuses root, and its build user reaches no toolchain under /root: it gets the active
 # one as hard links (same file system, nothing copied), else as a copy.
 cp -al "$(readlink -f "$(rustc --print sysroot)")" "$WORK/toolchain" 2>/dev/null ||
@@ -286,7 +296,7 @@ chown -R nobody "$WORK/arch"
    PKGEXT=.pkg.tar.zst makepkg --nodeps --noconfirm >"$WORK/makepkg.log" 2>&1) ||
   { tail -40 "$WORK/makepkg.log" >&2; fail "makepkg"; }
 PKG="$(ls "$WORK"/arch/gearshift-[0-9]*.pkg.tar.zst)"
-echo "$PKG" >&2
+echo "$PKG (cargo compiled $(grep -c '^ *Compiling ' "$WORK/makepkg.log" || true) crates again)" >&2
 same_files arch "$PKG"
 echo "namcap: not packaged for Debian, the Arch package is not linted" >&2
 
