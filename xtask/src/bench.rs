@@ -141,6 +141,8 @@ pub struct BenchPlan {
     pub desktop_only: bool,
     /// Trace the periodic tasks' timer lateness and scheduling delay.
     pub trace: bool,
+    /// Which of [`BUILTIN_SCHEDULERS`] run; empty: all.
+    pub builtin: Vec<String>,
 }
 
 /// The guest script of a benchmark run: desktop_guest.sh's functions, then bench_guest.sh.
@@ -163,22 +165,26 @@ pub fn guest_script(
         .replace("@TRACE@", if plan.trace { "1" } else { "0" })
 }
 
+/// The kernel's default scheduler and gearshift's modes, as bench_guest.sh names them.
+pub const BUILTIN_SCHEDULERS: [&str; 5] = [
+    "eevdf",
+    "gearshift",
+    "gearshift-nopreempt",
+    "gearshift-fifo",
+    "gearshift-lowpower",
+];
+
 /// Runs the VM benchmark.
 pub fn vm(cache: &Cache, kernel: &Kernel, plan: &BenchPlan) -> Result<String> {
     cargo_build_release(&["-p", "scx_gearshift", "--bin", "scx_gearshift"])?;
     let sched = target_dir().join("release/scx_gearshift");
     let stress_ng = gearshift_testkit::tools::stress_ng(cache)?;
     let cpus = plan.cpus;
-    let mut schedulers: Vec<String> = [
-        "eevdf",
-        "gearshift",
-        "gearshift-nopreempt",
-        "gearshift-fifo",
-        "gearshift-lowpower",
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
+    let mut schedulers: Vec<String> = BUILTIN_SCHEDULERS
+        .iter()
+        .filter(|s| plan.builtin.is_empty() || plan.builtin.iter().any(|b| b == *s))
+        .map(|s| (*s).to_owned())
+        .collect();
     schedulers.extend(plan.others.iter().map(|p| p.display().to_string()));
     let script = guest_script(&sched, &stress_ng, plan, &schedulers);
     let cfg = VmConfig {
@@ -421,6 +427,7 @@ mod tests {
             loads: vec!["hogs".into(), "mixed".into()],
             desktop_only: true,
             trace: false,
+            builtin: Vec::new(),
         };
         let script = guest_script(
             Path::new("/s"),

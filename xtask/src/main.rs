@@ -75,6 +75,10 @@ enum Cmd {
         /// scheduling delay): reading the trace back under load is the slowest part.
         #[arg(long)]
         no_trace: bool,
+        /// Which of the kernel's default and gearshift's modes to run, comma-separated
+        /// (an A/B of two gearshift builds needs only eevdf and gearshift); default all.
+        #[arg(long, value_delimiter = ',', value_parser = bench::BUILTIN_SCHEDULERS)]
+        schedulers: Vec<String>,
     },
     /// Instructions and allocations per task of the user-space policy (callgrind).
     BenchPolicy,
@@ -206,6 +210,7 @@ fn main() -> Result<ExitCode> {
             loads,
             desktop_only,
             no_trace,
+            schedulers,
         } => {
             if with_peers {
                 others.extend(bench::install_peers(&cache)?);
@@ -219,6 +224,7 @@ fn main() -> Result<ExitCode> {
                 loads,
                 desktop_only,
                 trace: !no_trace,
+                builtin: schedulers,
             };
             println!("{}", bench::vm(&cache, &kernel, &plan)?);
             Ok(ExitCode::SUCCESS)
