@@ -57,6 +57,7 @@ export LIBCLANG_PATH=/usr/lib/llvm-19/lib
 # them, about a third of the time). Three full release builds took CI about 20 minutes.
 # --noclean keeps rpmbuild from removing the tree.
 step "RPM: rpmbuild -bb --nodeps (Fedora's macros for systemd and AppStream defined here)"
+TREE="$WORK/arch/src/$(basename "$TARBALL" -vendored.tar.xz)"   # where the spec unpacks it
 mkdir -p "$WORK/rpm/SOURCES" "$WORK/arch/src"
 cp "$TARBALL" "$WORK/rpm/SOURCES/"
 PATH="$WORK/bin:$PATH" rpmbuild -bb --noclean --nodeps \
@@ -70,10 +71,10 @@ PATH="$WORK/bin:$PATH" rpmbuild -bb --noclean --nodeps \
 RPM="$(ls "$WORK"/rpm/RPMS/*/gearshift-[0-9]*.rpm)"
 echo "$RPM" >&2
 
-# The .deb packages the same build (tools/build-deb.sh --prebuilt takes target/release from
-# CARGO_TARGET_DIR): one release build for the three packages.
+# tools/build-deb.sh --prebuilt takes target/release from CARGO_TARGET_DIR.
 step "dpkg-buildpackage (the RPM's release build)"
-DEB="$(CARGO_TARGET_DIR="$(echo "$WORK"/arch/src/gearshift-*/target)" ./tools/build-deb.sh --prebuilt)"
+[ -x "$TREE/target/release/scx_gearshift" ] || fail "rpmbuild left no release build in $TREE"
+DEB="$(CARGO_TARGET_DIR="$TREE/target" ./tools/build-deb.sh --prebuilt)"
 echo "$DEB" >&2
 
 step "lintian"

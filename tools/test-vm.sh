@@ -20,25 +20,27 @@ LONGEST_FIRST=(vm_reliability vm_desktop vm_modes vm_scheduler vm_soak vm_daemon
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
-# "<package dir> <target name> <executable>" for every test binary of the workspace.
+# "<package dir> <target name> <executable>" for every test binary of the workspace, in the
+# order of LONGEST_FIRST (the others after them).
 cargo test --workspace --locked --no-run --message-format=json | python3 -c '
 import json, os, sys
+order = sys.argv[1:]
+found = []
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
-        print(os.path.dirname(m["manifest_path"]), m["target"]["name"], m["executable"])
-' >"$WORK/binaries"
+        found.append((os.path.dirname(m["manifest_path"]), m["target"]["name"], m["executable"]))
+found.sort(key=lambda b: order.index(b[1]) if b[1] in order else len(order))
+for b in found:
+    print(*b)
+' "${LONGEST_FIRST[@]}" >"$WORK/binaries"
 
-# Only the binaries that have ignored tests, longest first.
+# Only the binaries that have ignored tests.
 : >"$WORK/queue"
-for name in "${LONGEST_FIRST[@]}" ''; do
-  while read -r dir target exe; do
-    if [ -n "$name" ]; then [ "$target" = "$name" ] || continue
-    else printf ' %s ' "${LONGEST_FIRST[*]}" | grep -q " $target " && continue; fi
-    n="$(cd "$dir" && "$exe" --ignored --list 2>/dev/null | grep -c ': test$' || true)"
-    [ "$n" -gt 0 ] && echo "$dir $target $exe" >>"$WORK/queue"
-  done <"$WORK/binaries"
-done
+while read -r dir target exe; do
+  n="$(cd "$dir" && "$exe" --ignored --list 2>/dev/null | grep -c ': test$' || true)"
+  [ "$n" -gt 0 ] && echo "$dir $target $exe" >>"$WORK/queue"
+done <"$WORK/binaries"
 [ -s "$WORK/queue" ] || { echo "test-vm: no test binary has VM tests" >&2; exit 1; }
 echo "VM tests: $(wc -l <"$WORK/queue") test binaries, $JOBS at a time" >&2
 
