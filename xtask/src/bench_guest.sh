@@ -16,13 +16,18 @@ DESKTOP_ONLY=@DESKTOP_ONLY@
 LATENCY_TRACE=@TRACE@
 
 state() { cat /sys/kernel/sched_ext/state; }
+GS_SOCK='--control-socket /tmp/gs.sock'
 attach() {
+    rm -f /tmp/gs.sock
     case "$1" in
         eevdf) return 0 ;;
-        gearshift) "$SCHED" > /tmp/gs.log 2>&1 & ;;
-        gearshift-fifo) "$SCHED" --mode fifo > /tmp/gs.log 2>&1 & ;;
-        gearshift-lowpower) "$SCHED" --mode low-power > /tmp/gs.log 2>&1 & ;;
-        gearshift-nopreempt) "$SCHED" --preemption false > /tmp/gs.log 2>&1 & ;;
+        # The control socket serves desktop_suite's counters (sched_counters).
+        gearshift) "$SCHED" $GS_SOCK > /tmp/gs.log 2>&1 & ;;
+        gearshift-fifo) "$SCHED" $GS_SOCK --mode fifo > /tmp/gs.log 2>&1 & ;;
+        gearshift-lowpower) "$SCHED" $GS_SOCK --mode low-power > /tmp/gs.log 2>&1 & ;;
+        gearshift-nopreempt) "$SCHED" $GS_SOCK --preemption false > /tmp/gs.log 2>&1 & ;;
+        # Another build of gearshift (an A/B with --compare) serves them too.
+        */scx_gearshift*) "$1" $GS_SOCK > /tmp/other.log 2>&1 & ;;
         *) "$1" > /tmp/other.log 2>&1 & ;;
     esac
     SPID=$!

@@ -262,13 +262,41 @@ load_stop() {
     sleep 1
 }
 
+# The scheduler's own latency counters, `name value` a line, when it serves its control
+# protocol on /tmp/gs.sock (gearshift under cargo xtask bench); nothing otherwise (another
+# scheduler, or a socket left behind by one that exited).
+sched_counters() {
+    [ -S /tmp/gs.sock ] || return 0
+    python3 -c 'import json, socket
+try:
+    s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect("/tmp/gs.sock")
+    s.sendall(b"{\"request\":\"get-stats\"}\n")
+    stats = json.loads(s.makefile().readline())["stats"]
+except (OSError, ValueError, KeyError):
+    raise SystemExit(0)
+for k, v in sorted(stats.items()):
+    if (k.startswith("nr_latency") or k in ("nr_preemptions", "nr_starvation_guard")) \
+            and isinstance(v, int) and not isinstance(v, bool):
+        print(k, v)' 2>/dev/null
+}
+
+# What those counters did over one load: `result <scheduler> <load>_<counter> <delta>`.
+counters_delta() {
+    local sched=$1 load=$2 before=$3
+    sched_counters | awk -v s="$sched" -v l="$load" '
+        NR == FNR { b[$1] = $2; next }
+        ($1 in b) { printf "result %s %s_%s %d\n", s, l, $1, $2 - b[$1] }' "$before" -
+}
+
 # Periodic tasks under each load ($DESKTOP_LOADS, all four unless set) for $2 seconds, for
 # scheduler $1; the build's median wall time under the periodic tasks too.
 desktop_suite() {
     local sched=$1 secs=$2 load
     for load in ${DESKTOP_LOADS:-hogs storm build mixed}; do
         load_start "$load" || return 1
+        sched_counters > /tmp/counters.before
         periodic_measure "$sched" "$load" "$secs" || { load_stop; return 1; }
+        counters_delta "$sched" "$load" /tmp/counters.before
         # A build that outlasts a short run still gets timed: wait for one (up to 2 minutes).
         if [ "$load" = build ]; then
             for _ in $(seq 1 120); do [ -s /tmp/build_times ] && break; sleep 1; done

@@ -69,6 +69,27 @@ pub struct Stats {
     /// Wakeups of latency-critical bursts (timer- or device-woken, short, periodic: frames,
     /// audio, input), queued ahead of everything else.
     pub nr_latency_wakeups: u64,
+    /// Of those: bursts that took the CPU they woke on at once (its task preempted there).
+    pub nr_latency_local: u64,
+    /// Bursts an idle CPU was woken for.
+    pub nr_latency_idle: u64,
+    /// Bursts a busy CPU was preempted for.
+    pub nr_latency_preempt: u64,
+    /// Bursts that found no CPU to take and waited for one to look for work.
+    pub nr_latency_waited: u64,
+    /// Of the bursts that took the CPU they woke on: those that still started 4 ms or more
+    /// after they were queued (likewise for the other three below). Where these are many,
+    /// frames and audio wait.
+    pub nr_latency_slow_local: u64,
+    pub nr_latency_slow_idle: u64,
+    pub nr_latency_slow_preempt: u64,
+    pub nr_latency_slow_waited: u64,
+    /// Latency-critical bursts that ran their whole budget without sleeping and went on as
+    /// ordinary work (a frame that overran its period).
+    pub nr_latency_rank_lost: u64,
+    /// Times a CPU passed over a waiting latency-critical burst to serve work that had waited
+    /// too long (the starvation guard).
+    pub nr_latency_held: u64,
     /// The foreground cgroup in effect (its cgroup v2 id; 0: none), read back from BPF.
     pub foreground_cgroup_id: u64,
     /// Enqueues of tasks of the foreground cgroup, each ordered with the foreground boost.
@@ -79,4 +100,14 @@ pub struct Stats {
     pub page_faults: u64,
     /// Bytes in use in the scheduler's locked allocation arena.
     pub arena_used_bytes: u64,
+}
+
+impl Stats {
+    /// Latency-critical bursts that started 4 ms or more after they were queued, by any path.
+    pub fn nr_latency_slow(&self) -> u64 {
+        self.nr_latency_slow_local
+            + self.nr_latency_slow_idle
+            + self.nr_latency_slow_preempt
+            + self.nr_latency_slow_waited
+    }
 }

@@ -72,8 +72,12 @@ pub fn block(s: &Stats) -> String {
             // bursts) that the scheduler ran ahead of everything else; the value is a count.
             gettext("Latency-critical:"),
             fill_named(
-                &gettext("{wakeups} wakeups"),
-                &[("wakeups", &count(s.nr_latency_wakeups))],
+                &gettext("{wakeups} wakeups, {slow} started 4 ms late or more, {lost} overran"),
+                &[
+                    ("wakeups", &count(s.nr_latency_wakeups)),
+                    ("slow", &count(s.nr_latency_slow())),
+                    ("lost", &count(s.nr_latency_rank_lost)),
+                ],
             ),
         ),
         (gettext("Preemptions:"), count(s.nr_preemptions)),
@@ -220,6 +224,9 @@ mod tests {
             nr_kernel_dispatches: 300,
             nr_preemptions: 7,
             nr_latency_wakeups: 40,
+            nr_latency_slow_idle: 2,
+            nr_latency_slow_waited: 1,
+            nr_latency_rank_lost: 5,
             page_faults: 0,
             arena_used_bytes: 2048,
             ..Stats::default()
@@ -235,7 +242,7 @@ mod tests {
             "Running now:       3 tasks",
             "Queued:            1 500 tasks handed",
             "Dispatches:        1 200 by user space, 300 by the kernel (BPF)",
-            "Latency-critical:  40 wakeups",
+            "Latency-critical:  40 wakeups, 3 started 4 ms late or more, 5 overran",
             "Preemptions:       7",
             "FIFO:              active",
             "Page faults:       0 (",

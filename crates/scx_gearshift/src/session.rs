@@ -260,6 +260,16 @@ impl<'obj> Session<'obj> {
             nr_interactive_wakeups: c.nr_interactive_wakeups,
             nr_preemptions: c.nr_preemptions,
             nr_latency_wakeups: c.nr_latency_wakeups,
+            nr_latency_local: c.nr_latency_local,
+            nr_latency_idle: c.nr_latency_idle,
+            nr_latency_preempt: c.nr_latency_preempt,
+            nr_latency_waited: c.nr_latency_waited,
+            nr_latency_slow_local: c.nr_latency_slow_local,
+            nr_latency_slow_idle: c.nr_latency_slow_idle,
+            nr_latency_slow_preempt: c.nr_latency_slow_preempt,
+            nr_latency_slow_waited: c.nr_latency_slow_waited,
+            nr_latency_rank_lost: c.nr_latency_rank_lost,
+            nr_latency_held: c.nr_latency_held,
             nr_interactive: self.policy.nr_interactive(),
             page_faults: thread_page_faults().saturating_sub(self.faults_at_start),
             arena_used_bytes: crate::alloc::ARENA.used_bytes(),
@@ -277,7 +287,7 @@ fn monotonic_ns() -> u64 {
 fn print_stats(s: &Stats) {
     println!(
         "[gearshift] mode={} preempt={} fifo_active={} fifo_ms={} fifo_overload_ms={} fifo={} active_cpus={} cpus={} running={} queued={} scheduled={} pending={} shared={} \
-         user={} kernel={} cancel={} bounce={} failed={} congested={} starved={} rescued={} weighted={} fastwake={} latency={} preempted={} interactive={} \
+         user={} kernel={} cancel={} bounce={} failed={} congested={} starved={} rescued={} weighted={} fastwake={} latency={} latency_slow={} latency_lost={} preempted={} interactive={} \
          foreground={} foreground_boosts={} \
          page_faults={} arena_kib={}",
         s.mode,
@@ -304,6 +314,8 @@ fn print_stats(s: &Stats) {
         s.nr_weight_turns,
         s.nr_interactive_wakeups,
         s.nr_latency_wakeups,
+        s.nr_latency_slow(),
+        s.nr_latency_rank_lost,
         s.nr_preemptions,
         s.nr_interactive,
         s.foreground_cgroup_id,

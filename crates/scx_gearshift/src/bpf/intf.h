@@ -41,6 +41,9 @@ enum gs_consts {
 	GS_MAX_NODES		= 64,
 	/* Node id of a CPU the topology does not know (not online at attach). */
 	GS_NO_NODE		= 0xffff,
+	/* A latency-critical burst queued this long before it ran counts as slow (stats):
+	 * one scheduler tick at HZ=250, a frame's whole margin at 144 Hz. */
+	GS_LATENCY_SLOW_NS	= 4 * 1000 * 1000,
 };
 
 /* Live modes (gearshift_types::Mode), written by user space into `mode`. */
@@ -160,6 +163,24 @@ struct gs_counters {
 	u64 nr_weight_turns;
 	/* Enqueues of foreground tasks (foreground.bpf.h), each ordered with the boost. */
 	u64 nr_foreground_boosts;
+	/*
+	 * Latency-critical bursts by how they got a CPU (latency.bpf.h): the CPU they woke on,
+	 * taken at once; an idle CPU woken for them; a CPU preempted for them; none of these
+	 * (they waited for a CPU to look for work). nr_latency_slow_*: of those, the ones that
+	 * started running GS_LATENCY_SLOW_NS or more after they were queued.
+	 */
+	u64 nr_latency_local;
+	u64 nr_latency_idle;
+	u64 nr_latency_preempt;
+	u64 nr_latency_waited;
+	u64 nr_latency_slow_local;
+	u64 nr_latency_slow_idle;
+	u64 nr_latency_slow_preempt;
+	u64 nr_latency_slow_waited;
+	/* Bursts that ran their whole latency budget without sleeping and lost the rank. */
+	u64 nr_latency_rank_lost;
+	/* Times a CPU passed over a waiting latency-critical burst for the starvation guard. */
+	u64 nr_latency_held;
 };
 
 #endif /* __GEARSHIFT_INTF_H */

@@ -114,6 +114,64 @@ static bool latency_wake_here(const struct task_struct *p, const struct task_ctx
 	       prev_cpu == bpf_get_smp_processor_id() && victim_rank(prev_cpu, p, 0, true) == 2;
 }
 
+/* How a queued latency-critical burst was given a CPU (task_ctx.latency_path). */
+enum latency_path {
+	LATENCY_NONE,
+	/* The CPU it woke on, at the head of its local DSQ (latency_wake_here()). */
+	LATENCY_LOCAL,
+	/* An idle CPU woken for it. */
+	LATENCY_IDLE,
+	/* A CPU kicked to preempt what runs there. */
+	LATENCY_PREEMPT,
+	/* None: it waits for a CPU to look for work (a slice's end, latency_tick()). */
+	LATENCY_WAITED,
+};
+
+static void latency_note_queued(struct task_ctx *tctx, enum latency_path path)
+{
+	tctx->latency_path = path;
+	switch (path) {
+	case LATENCY_LOCAL:
+		stat_inc(nr_latency_local);
+		break;
+	case LATENCY_IDLE:
+		stat_inc(nr_latency_idle);
+		break;
+	case LATENCY_PREEMPT:
+		stat_inc(nr_latency_preempt);
+		break;
+	default:
+		stat_inc(nr_latency_waited);
+	}
+}
+
+/*
+ * @tctx's task starts running (ops.running): a latency-critical burst queued since its
+ * enqueue for GS_LATENCY_SLOW_NS or more is counted as slow, by the path that was to give it
+ * a CPU. The stats then say which path the long waits come from.
+ */
+static void latency_note_started(struct task_ctx *tctx)
+{
+	u32 path = tctx->latency_path;
+
+	tctx->latency_path = LATENCY_NONE;
+	if (path == LATENCY_NONE || elapsed_since(tctx->enq_at) < GS_LATENCY_SLOW_NS)
+		return;
+	switch (path) {
+	case LATENCY_LOCAL:
+		stat_inc(nr_latency_slow_local);
+		break;
+	case LATENCY_IDLE:
+		stat_inc(nr_latency_slow_idle);
+		break;
+	case LATENCY_PREEMPT:
+		stat_inc(nr_latency_slow_preempt);
+		break;
+	default:
+		stat_inc(nr_latency_slow_waited);
+	}
+}
+
 /*
  * Queues @p in GS_LAT_DSQ if its burst is latency-critical, and finds it a CPU: an idle one,
  * else one it preempts. False when the burst is not latency-critical (or no longer is: it
@@ -125,12 +183,16 @@ static bool enqueue_latency(struct task_struct *p, struct task_ctx *tctx, u64 en
 
 	tctx->wake_here = false;
 	if (!latency_running(tctx)) {
+		/* Still runnable with the rank it woke with: it ran its whole budget. */
+		if (tctx->latency_critical && !(enq_flags & SCX_ENQ_WAKEUP))
+			stat_inc(nr_latency_rank_lost);
 		/* Not latency-critical, or no longer: it has run its budget. */
 		tctx->latency_critical = false;
 		return false;
 	}
 	/* Its deadline is in real time, like GS_PRIO_DSQ's (vtime_now must not follow it). */
 	tctx->in_prio = true;
+	stat_inc(nr_latency_wakeups);
 	/*
 	 * Kept on this CPU by latency_wake_here(): at the head of its local DSQ, displacing the
 	 * task running there at once (no kick, no interrupt), unless a latency-critical burst
@@ -141,15 +203,18 @@ static bool enqueue_latency(struct task_struct *p, struct task_ctx *tctx, u64 en
 	    victim_rank(scx_bpf_task_cpu(p), p, 0, true) == 2) {
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, latency_slice(tctx),
 				   enq_flags | SCX_ENQ_HEAD | SCX_ENQ_PREEMPT);
-		stat_inc(nr_latency_wakeups);
 		stat_inc(nr_preemptions);
+		latency_note_queued(tctx, LATENCY_LOCAL);
 		return true;
 	}
 	scx_bpf_dsq_insert_vtime(p, GS_LAT_DSQ, latency_slice(tctx), latency_deadline(p, tctx),
 				 enq_flags);
-	stat_inc(nr_latency_wakeups);
-	if (!kick_idle_for_interactive(p, true))
-		preempt_for(p, scx_bpf_task_cpu(p), nr_cpu_ids, true);
+	if (kick_idle_for_interactive(p, true))
+		latency_note_queued(tctx, LATENCY_IDLE);
+	else if (preempt_for(p, scx_bpf_task_cpu(p), nr_cpu_ids, true))
+		latency_note_queued(tctx, LATENCY_PREEMPT);
+	else
+		latency_note_queued(tctx, LATENCY_WAITED);
 	return true;
 }
 
@@ -194,6 +259,7 @@ static bool take_latency(s32 cpu)
 	if (elapsed_since(last_other_run_ns) >= starvation_ns && others_waiting(cpu) &&
 	    !others_running_elsewhere(cpu)) {
 		stat_inc(nr_starvation_guard);
+		stat_inc(nr_latency_held);
 		return false;
 	}
 	return take_from(GS_LAT_DSQ, cpu, false);

@@ -120,6 +120,8 @@ void BPF_STRUCT_OPS(gearshift_enqueue, struct task_struct *p, u64 enq_flags)
 	if (tctx) {
 		tctx->enq_at = scx_bpf_now();
 		tctx->queued_at = tctx->enq_at;
+		/* enqueue_latency() sets it again if this burst is still latency-critical. */
+		tctx->latency_path = LATENCY_NONE;
 		weight_refresh(p, tctx);
 		foreground_refresh(p, tctx);
 		if (in_foreground(tctx))
@@ -223,6 +225,7 @@ void BPF_STRUCT_OPS(gearshift_running, struct task_struct *p)
 		return;
 	}
 	tctx->last_run_ns = scx_bpf_now();
+	latency_note_started(tctx);
 	prio = tctx->in_prio;
 	tctx->in_prio = false;
 	if (tctx->home_node < 0)

@@ -35,6 +35,9 @@ struct task_ctx {
 	/* ops.select_cpu kept this wakeup on the CPU it runs on, to take it from the task
 	 * there (latency_wake_here()). */
 	bool wake_here;
+	/* How its queued latency-critical burst was given a CPU (enum latency_path), for the
+	 * stats when it starts running; LATENCY_NONE when none is queued. */
+	u8 latency_path;
 	/* Time between the task's wakeups, exponentially averaged (ns); 0 until it woke twice. */
 	u64 avg_period_ns;
 	/* Its cgroups' combined cpu.weight (weight.bpf.h), as of weights_gen cgroup_gen. */
