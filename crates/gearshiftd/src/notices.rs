@@ -21,8 +21,8 @@ pub enum Notice {
     FellBack(FellBack),
     /// A hold ended without its holder releasing it (or with, for the holder's own call).
     ProfileReleased(u32),
-    /// A stats snapshot for the subscribers.
-    Stats(Stats),
+    /// A stats snapshot for the subscribers (boxed: it is by far the largest notice).
+    Stats(Box<Stats>),
     /// How far the running check is (0–1) and which scheduler it measures.
     CheckProgress { fraction: f64, scheduler: String },
     /// The check ended: completed, or why not.

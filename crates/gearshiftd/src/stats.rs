@@ -150,7 +150,7 @@ async fn tick(state: Weak<DaemonState>, interval: Duration) {
         };
         // Nothing to report while the scheduler is not running: skip, keep the cadence.
         if let Ok(stats) = snapshot(&state).await {
-            state.notices.emit(Notice::Stats(stats)).await;
+            state.notices.emit(Notice::Stats(Box::new(stats))).await;
         }
     }
 }
