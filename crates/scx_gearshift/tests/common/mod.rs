@@ -47,19 +47,16 @@ ask() {{
 s = socket.socket(socket.AF_UNIX); s.connect("/tmp/gs.sock")
 s.sendall((sys.argv[1] + "\n").encode()); print(s.makefile().readline().strip())' "$1"
 }}
-# Prints the stats field $1 (JSON name) from a get-stats request.
-stat() {{
-    /usr/bin/python3 -c 'import json, socket, sys
-s = socket.socket(socket.AF_UNIX); s.connect("/tmp/gs.sock")
-s.sendall(b"{{\"request\":\"get-stats\"}}\n"); print(json.loads(s.makefile().readline())["stats"][sys.argv[1]])' "$1"
-}}
-# The stats fields named as arguments, from one get-stats request (one snapshot), on one line.
+# The stats fields named as arguments (JSON names), from one get-stats request (one
+# snapshot), on one line.
 stats_of() {{
     /usr/bin/python3 -c 'import json, socket, sys
 s = socket.socket(socket.AF_UNIX); s.connect("/tmp/gs.sock")
 s.sendall(b"{{\"request\":\"get-stats\"}}\n"); st = json.loads(s.makefile().readline())["stats"]
 print(*(st[k] for k in sys.argv[1:]))' "$@"
 }}
+# Prints the stats field $1.
+stat() {{ stats_of "$1"; }}
 # The value of $1 in the last stats line the scheduler printed.
 last_stat() {{ grep '^\[gearshift\]' /tmp/gs.log | tail -1 | tr ' ' '\n' | sed -n "s/^$1=//p"; }}
 "#,
