@@ -1,7 +1,8 @@
 //! The foreground boost in the sched_ext VM: two identical 60 Hz frame tasks share a CPU among
 //! CPU hogs, each in a cgroup of its own; once the control socket names one cgroup the
-//! foreground, its frames miss clearly fewer deadlines than the other's. With no foreground
-//! nothing is boosted. Ignored by plain `cargo test`; `tools/test.sh` runs them.
+//! foreground, its frames are done clearly sooner after their period starts than the other's
+//! (and so miss fewer deadlines). With no foreground nothing is boosted. Ignored by plain
+//! `cargo test`; `tools/test.sh` runs them.
 
 mod common;
 
@@ -12,7 +13,7 @@ const RUNS: usize = 3;
 
 #[test]
 #[ignore = "boots the sched_ext VM; run by tools/test.sh"]
-fn the_foreground_cgroup_misses_fewer_frames() {
+fn the_foreground_cgroups_frames_are_done_sooner() {
     let body = format!(
         r#"
 N=$(nproc)
@@ -74,22 +75,29 @@ stop_sched
         0.0,
         "a foreground of 0 boosts no one"
     );
-    let (mut fg, mut bg) = (0.0, 0.0);
+    // The frame's completion time (wakeup latency plus the wall time of its work) is the
+    // measure, not the deadline misses: on a slow host both tasks miss nearly every deadline
+    // (the work alone outgrows the period when the two vCPUs share one host thread), and a
+    // count that saturates can no longer tell who went first. Misses are printed beside it.
+    let (mut fg, mut bg, mut fg_misses, mut bg_misses) = (0.0, 0.0, 0.0, 0.0);
     for i in 1..=RUNS {
         let run = format!("run{i}");
         assert!(number(&out, &format!("{run}_fg_periods")) > 0.0);
         assert!(number(&out, &format!("{run}_bg_periods")) > 0.0);
-        fg += number(&out, &format!("{run}_fg_misses"));
-        bg += number(&out, &format!("{run}_bg_misses"));
+        fg += number(&out, &format!("{run}_fg_done_us"));
+        bg += number(&out, &format!("{run}_bg_done_us"));
+        fg_misses += number(&out, &format!("{run}_fg_misses"));
+        bg_misses += number(&out, &format!("{run}_bg_misses"));
     }
-    eprintln!("foreground misses {fg}, background misses {bg} over {RUNS} runs");
-    assert!(
-        bg >= 10.0,
-        "the load makes the background task miss frames ({bg}), so the comparison means something"
+    eprintln!(
+        "mean frame completion over {RUNS} runs: foreground {:.0} us, background {:.0} us; \
+         misses {fg_misses} and {bg_misses}",
+        fg / RUNS as f64,
+        bg / RUNS as f64
     );
     assert!(
         fg <= 0.8 * bg,
-        "the foreground task misses clearly fewer frames: {fg} vs {bg}"
+        "the foreground frames are done clearly sooner: {fg} vs {bg} us (sums over {RUNS} runs)"
     );
     assert_eq!(field(&out, "state_after"), Some("enabled"), "never ejected");
     assert_eq!(field(&out, "sched_exit"), Some("0"));
@@ -99,7 +107,7 @@ stop_sched
 /// gs-fg and gs-bg, pinned to the same CPU so that they compete for it.
 const FRAME_PAIR: &str = r#"
 FRAME_PERIOD_US=16667
-FRAME_WORK_US=${FRAME_WORK_US:-6000}
+FRAME_WORK_US=6000
 FRAME_CPU=$((N - 1))
 # Sends set-foreground and prints the cgroup id the answer confirms.
 set_foreground() {
@@ -115,8 +123,9 @@ frame_json() {
     printf '  "tasks": { "frame": { "loop": -1, "run": %s, "timer": { "ref": "unique", "period": %s } } } }\n' \
         "$FRAME_WORK_US" "$FRAME_PERIOD_US"
 }
-# Runs both frame tasks for $2 seconds and prints, as $1_fg_… and $1_bg_…, the periods run
-# and the deadlines missed (periods not completed on time, skipped ones included).
+# Runs both frame tasks for $2 seconds and prints, as $1_fg_… and $1_bg_…, the periods run,
+# the deadlines missed (periods not completed on time, skipped ones included) and the mean
+# completion time of a frame in microseconds (rt-app's wakeup latency plus its run's wall time).
 frame_pair() {
     local label=$1 secs=$2 t pids="" log
     rm -rf /tmp/frames && mkdir -p /tmp/frames
@@ -131,10 +140,12 @@ frame_pair() {
         log=$(ls /tmp/frames/"$t"-frame-*.log 2>/dev/null | head -1)
         [ -n "$log" ] || { echo "no rt-app log for $t"; cat "/tmp/frames-$t.out"; exit 93; }
         awk -v m="${label}_$t" -v want=$((secs * 1000000 / FRAME_PERIOD_US)) '
-            !/^#/ && NF >= 11 { n++; if ($8 >= 0) ok++ }
+            # Columns: idx perf run period start end rel_st slack c_duration c_period wu_lat.
+            !/^#/ && NF >= 11 { n++; if ($8 >= 0) ok++; done += $3 + $11 }
             END {
                 miss = want - ok; if (miss < 0) miss = 0
                 printf "%s_periods=%d\n%s_misses=%d\n", m, n, m, miss
+                printf "%s_done_us=%d\n", m, n ? done / n : 0
             }' "$log"
     done
 }
