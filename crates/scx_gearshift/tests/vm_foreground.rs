@@ -8,8 +8,12 @@ mod common;
 
 use common::{field, number, run};
 
-/// Measured runs with the foreground set.
-const RUNS: usize = 3;
+/// Measured runs with the foreground set, and the seconds each lasts. Each run starts both
+/// frame tasks afresh, at a random phase to each other, and which one wakes first decides much
+/// of a run (a frame woken well before the other may keep the CPU, boosted or not): several
+/// short runs average over phases where a few long ones would each depend on one.
+const RUNS: usize = 6;
+const RUN_SECS: usize = 5;
 
 #[test]
 #[ignore = "boots the sched_ext VM; run by tools/test.sh"]
@@ -33,7 +37,7 @@ echo "foreground_set=$(set_foreground "$(command stat -c %i $CG/gs-fg)")"
 echo "foreground_id=$(command stat -c %i $CG/gs-fg)"
 echo "foreground_read_back=$(stat foreground_cgroup_id)"
 b1=$(stat nr_foreground_boosts)
-for i in $(seq 1 {runs}); do frame_pair "run$i" 10; done
+for i in $(seq 1 {runs}); do frame_pair "run$i" {run_secs}; done
 echo "boosts_with_foreground=$(( $(stat nr_foreground_boosts) - b1 ))"
 echo "foreground_cleared=$(set_foreground 0)"
 b2=$(stat nr_foreground_boosts)
@@ -46,6 +50,7 @@ stop_sched
         desktop = gearshift_testkit::desktop::DESKTOP_GUEST,
         frames = FRAME_PAIR,
         runs = RUNS,
+        run_secs = RUN_SECS,
     );
     let out = run(2, &body);
     assert_eq!(out.status, 0, "the script ran to the end");

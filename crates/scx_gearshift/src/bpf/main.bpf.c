@@ -24,7 +24,7 @@ const volatile u64 slice_max_ns = 5000000ULL;
 /* Shortest slice user space may ask for, and the least a task runs before being preempted: */
 const volatile u64 slice_min_ns = 500000ULL;
 /* Longest a regular task waits behind interactive ones (starvation guard): */
-const volatile u64 starvation_ns = 5000000ULL;
+const volatile u64 starvation_ns = 10000000ULL;
 
 #include "task.bpf.h"
 #include "stats.bpf.h"
