@@ -173,6 +173,20 @@ fn lines_of(pipe: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String>
     rx
 }
 
+/// Every line still to come from `rx` until its pipe closes (the reader thread ends at EOF), or
+/// for at most `limit`: after the process exits, its last lines may still be in flight.
+fn rest_of(rx: &mpsc::Receiver<String>, limit: Duration) -> Vec<String> {
+    let deadline = std::time::Instant::now() + limit;
+    let mut lines = Vec::new();
+    while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(line) => lines.push(line),
+            Err(_) => break,
+        }
+    }
+    lines
+}
+
 fn signal(child: &std::process::Child, name: &str) {
     let pid = child.id().to_string();
     let sent = Command::new("kill")
@@ -404,7 +418,7 @@ fn ctrl_c_cancels_a_check_and_what_ran_before_runs_again() {
     assert!(first.contains("measuring"), "{first}");
     signal(&child, "-INT");
     let status = child.wait().expect("wait");
-    let said: Vec<String> = rx.try_iter().collect();
+    let said = rest_of(&rx, Duration::from_secs(10));
     assert_eq!(status.code(), Some(1), "{said:?}");
     assert!(
         said.iter().any(|l| l.contains("check cancelled")),
