@@ -107,9 +107,9 @@ stop_sched
     // The bound: with no foreground the two frames measure 0.92-1.15 of each other in single
     // runs of 3-8 s (this test's `none` and `cleared` runs), about 1.0 over several; boosted,
     // 0.61-0.86 summed over every host and starvation window measured (docs/benchmarks.md,
-    // fifteenth pass). The boost acts mostly on the
-    // frame's run, which it shortens by preempting the other frame, while both still wait on
-    // the same slow vCPU, so completion times differ less than misses do.
+    // fifteenth pass). The boost acts mostly on the frame's run, which it shortens by
+    // preempting the other frame, while both still wait on the same slow vCPU, so completion
+    // times differ less than misses do.
     assert!(
         fg <= 0.9 * bg,
         "the foreground frames are done clearly sooner: {fg} vs {bg} us (sums over {RUNS} runs)"
