@@ -6,15 +6,17 @@ use std::path::PathBuf;
 use clap::Parser;
 use gearshift_types::Mode;
 
+use crate::bpf::intf;
+
 /// Gearshift's sched_ext scheduler: BPF dispatch, Rust policy.
 #[derive(Parser, Debug)]
 #[command(name = "scx_gearshift", version)]
 pub struct Cli {
     /// Longest time slice, in nanoseconds (also the slice with few tasks waiting).
-    #[arg(long, default_value_t = 5_000_000, value_parser = clap::value_parser!(u64).range(100_000..=1_000_000_000))]
+    #[arg(long, default_value_t = intf::gs_consts_GS_DFL_SLICE_MAX_NS as u64, value_parser = clap::value_parser!(u64).range(100_000..=1_000_000_000))]
     pub slice_max_ns: u64,
     /// Shortest time slice, in nanoseconds, however many tasks wait.
-    #[arg(long, default_value_t = 500_000, value_parser = clap::value_parser!(u64).range(10_000..=1_000_000_000))]
+    #[arg(long, default_value_t = intf::gs_consts_GS_DFL_SLICE_MIN_NS as u64, value_parser = clap::value_parser!(u64).range(10_000..=1_000_000_000))]
     pub slice_min_ns: u64,
     /// Longest a regular task waits behind interactive ones, in nanoseconds.
     // 10 ms, not one 5 ms slice: at 5 ms the guard fired every 5-6 ms under CPU hogs at 2
@@ -23,7 +25,7 @@ pub struct Cli {
     // (docs/benchmarks.md, fourteenth and fifteenth passes; hackbench paid 5-30 %), and the
     // foreground boost held as well or better. bpfland and cosmos bound the same lag at
     // 20-40 ms.
-    #[arg(long, default_value_t = 10_000_000, value_parser = clap::value_parser!(u64).range(100_000..=10_000_000_000))]
+    #[arg(long, default_value_t = intf::gs_consts_GS_DFL_STARVATION_NS as u64, value_parser = clap::value_parser!(u64).range(100_000..=10_000_000_000))]
     pub starvation_ns: u64,
     /// Voluntary context switches per second from which a task counts as interactive.
     #[arg(long, default_value_t = 2)]

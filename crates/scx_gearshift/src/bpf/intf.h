@@ -41,6 +41,13 @@ enum gs_consts {
 	GS_MAX_NODES		= 64,
 	/* Node id of a CPU the topology does not know (not online at attach). */
 	GS_NO_NODE		= 0xffff,
+	/*
+	 * Defaults of the tunables: scx_gearshift's command line (cli.rs) and the rodata
+	 * main.bpf.c starts with (user space writes the values in effect before load).
+	 */
+	GS_DFL_SLICE_MAX_NS	= 5 * 1000 * 1000,
+	GS_DFL_SLICE_MIN_NS	= 500 * 1000,
+	GS_DFL_STARVATION_NS	= 10 * 1000 * 1000,
 	/* A latency-critical burst queued this long before it ran counts as slow (stats):
 	 * one scheduler tick at HZ=250, a frame's whole margin at 144 Hz. */
 	GS_LATENCY_SLOW_NS	= 4 * 1000 * 1000,

@@ -20,11 +20,11 @@ char _license[] SEC("license") = "GPL";
 UEI_DEFINE(uei);
 
 /* Tunables, set before load. Default and maximum time slice: */
-const volatile u64 slice_max_ns = 5000000ULL;
+const volatile u64 slice_max_ns = GS_DFL_SLICE_MAX_NS;
 /* Shortest slice user space may ask for, and the least a task runs before being preempted: */
-const volatile u64 slice_min_ns = 500000ULL;
+const volatile u64 slice_min_ns = GS_DFL_SLICE_MIN_NS;
 /* Longest a regular task waits behind interactive ones (starvation guard): */
-const volatile u64 starvation_ns = 10000000ULL;
+const volatile u64 starvation_ns = GS_DFL_STARVATION_NS;
 
 #include "task.bpf.h"
 #include "stats.bpf.h"
