@@ -72,6 +72,7 @@ light_load() {
 }
 
 rtapp_calibrate || exit 1
+periodic_calibrate || exit 1
 for rep in $(seq 1 "$REPS"); do
 for s in @SCHEDULERS@; do
     echo "== $s (repetition $rep of $REPS)" >&2

@@ -12,9 +12,14 @@ mod tests {
 
     /// rt-app's use case as desktop_guest.sh writes it, with PERIODIC_POLICY set or not.
     fn periodic_json(policy: Option<&str>) -> serde_json::Value {
+        periodic_json_with(policy, "")
+    }
+
+    /// The same, after `setup` (shell) ran.
+    fn periodic_json_with(policy: Option<&str>, setup: &str) -> serde_json::Value {
         let mut cmd = std::process::Command::new("bash");
         cmd.arg("-c").arg(format!(
-            "{DESKTOP_GUEST}\nRTAPP_NS_PER_LOOP=1234 periodic_json 7"
+            "{DESKTOP_GUEST}\n{setup}\nRTAPP_NS_PER_LOOP=1234 periodic_json 7"
         ));
         match policy {
             Some(p) => cmd.env("PERIODIC_POLICY", p),
@@ -49,5 +54,15 @@ mod tests {
         let tasks = rt["tasks"].as_object().expect("tasks");
         assert!(tasks.values().all(|t| t["priority"] == 50), "{rt}");
         assert_eq!(rt["tasks"]["frame60"]["run"], 3000);
+    }
+
+    #[test]
+    fn work_sized_under_load_replaces_the_named_durations() {
+        let sized = periodic_json_with(None, "PERIODIC_WORK='frame60:1400 audio:95'");
+        assert_eq!(sized["tasks"]["frame60"]["run"], 1400);
+        assert_eq!(sized["tasks"]["audio"]["run"], 95);
+        // A task the sizing left out keeps its named duration; periods never change.
+        assert_eq!(sized["tasks"]["frame144"]["run"], 1000);
+        assert_eq!(sized["tasks"]["frame60"]["timer"]["period"], 16667);
     }
 }
