@@ -44,15 +44,15 @@ work_of() {
 }
 
 # Sizes each periodic task's work so that one period's burst takes the time PERIODIC_TASKS
-# names on the loaded machine. rt-app's own calibration keeps a loop's fastest time (it
-# repeats until two trials agree), and an emulated vCPU runs at full speed only while the
-# others idle: under the hogs, even as real-time tasks that nothing else delays, a period's
+# names on the loaded machine. rt-app's own calibration (short trials) matched a loop's cost
+# with no load, not under one: an emulated vCPU runs at full speed only while the host runs
+# it. Under the hogs, even as real-time tasks that nothing else delays, a period's
 # loops took 1.9x the named time for frame60 and 4-5x for frame144 and audio (short bursts
 # that begin on an interrupt suffer most). Every scheduler then faced tasks asking for more
 # than their share of a CPU, and missed most periods whatever it did. Here the tasks run as
 # real-time tasks under the hogs three times, each run scaling a task's work by named / taken
-# time. A run where a task ran no period at all (rt-app's threads once started only after the
-# use case's duration was over) is run again, up to five runs in all. Run once per guest,
+# time. A run where a task ran no period at all (it happened once: rt-app's threads started and
+# exited at once) is run again, up to five runs in all. Run once per guest,
 # before any scheduler attaches: every scheduler gets the same work.
 periodic_calibrate() {
     local try sized=0 spec name period run log took work new
