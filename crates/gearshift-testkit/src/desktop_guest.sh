@@ -60,14 +60,12 @@ periodic_calibrate() {
     start_hogs
     sleep 1
     for try in 1 2 3 4 5; do
-        rm -rf /tmp/rtapp && mkdir -p /tmp/rtapp
-        PERIODIC_POLICY=SCHED_FIFO periodic_json 4 > /tmp/rtapp-cal.json
-        (cd /tmp && rt-app /tmp/rtapp-cal.json > /tmp/rtapp.out 2>&1)
+        PERIODIC_POLICY=SCHED_FIFO periodic_run 4
         new=""
         for spec in $PERIODIC_TASKS; do
             IFS=: read -r name period run <<< "$spec"
             work=$(work_of "$name" "$run")
-            log=$(ls /tmp/rtapp/rt-"$name"-*.log 2>/dev/null | head -1)
+            log=$(periodic_log "$name")
             # Column 3: the period's run time (µs); a real-time task runs its burst unpreempted.
             took=$([ -n "$log" ] && awk '!/^#/ && NF >= 11 { t += $3; k++ } END { if (k) printf "%d", t / k }' "$log")
             if [ -z "$took" ] || [ "$took" -le 0 ]; then
@@ -115,6 +113,16 @@ periodic_json() {
     done
     printf '\n  }\n}\n'
 }
+
+# Runs the rt-app use case for $1 seconds (periodic_json: PERIODIC_POLICY applies), its logs
+# in a fresh /tmp/rtapp and its output in /tmp/rtapp.out.
+periodic_run() {
+    rm -rf /tmp/rtapp && mkdir -p /tmp/rtapp
+    periodic_json "$1" > /tmp/rtapp.json
+    (cd /tmp && rt-app /tmp/rtapp.json > /tmp/rtapp.out 2>&1)
+}
+# The log periodic_run() left for periodic task $1 (empty if rt-app wrote none).
+periodic_log() { ls /tmp/rtapp/rt-"$1"-*.log 2>/dev/null | head -1; }
 
 # Where a periodic task's wakeup latency comes from, traced while it runs (when tracefs has the
 # events, unless LATENCY_TRACE=0): the timer's lateness, from its expiry to its handler running (in an emulated
@@ -200,14 +208,12 @@ percentiles() {
 # p50/p99/max (µs), and its two parts, timer lateness and scheduling delay, p50/p99 (µs).
 periodic_measure() {
     local sched=$1 load=$2 secs=$3 spec name period run log expected
-    rm -rf /tmp/rtapp && mkdir -p /tmp/rtapp
-    periodic_json "$secs" > /tmp/rtapp.json
     latency_trace_start
-    (cd /tmp && rt-app /tmp/rtapp.json > /tmp/rtapp.out 2>&1)
+    periodic_run "$secs"
     latency_trace_stop
     for spec in $PERIODIC_TASKS; do
         IFS=: read -r name period run <<< "$spec"
-        log=$(ls /tmp/rtapp/rt-"$name"-*.log 2>/dev/null | head -1)
+        log=$(periodic_log "$name")
         if [ -z "$log" ]; then
             echo "error: rt-app wrote no log for $name under $sched/$load" >&2
             cat /tmp/rtapp.out >&2
