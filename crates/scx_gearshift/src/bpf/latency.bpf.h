@@ -9,7 +9,7 @@
  *
  * So a burst that
  *  - began with an asynchronous wakeup (not SCX_WAKE_SYNC),
- *  - is expected to be short (the task's average burst is under latency_burst_max(), more
+ *  - is expected to be short (the task's average burst is under GS_LATENCY_BURST_MAX_NS, more
  *    for the foreground app: latency_budget()), and
  *  - belongs to a task that sleeps at least as long as it runs (average burst at most half its
  *    average time between wakeups)
@@ -35,13 +35,8 @@
  */
 #define GS_LATENCY_BURST_MAX_NS (10 * 1000 * 1000ULL)
 
-static inline u64 latency_burst_max(void)
-{
-	return GS_LATENCY_BURST_MAX_NS;
-}
-
 /*
- * The longest burst of @tctx's task that is latency-critical: latency_burst_max(), times the
+ * The longest burst of @tctx's task that is latency-critical: GS_LATENCY_BURST_MAX_NS, times the
  * foreground factor for the foreground app (foreground.bpf.h). A frame that overran its
  * period runs on into the next one without sleeping; past its budget it is no longer
  * latency-critical, and a background frame's bursts then keep taking the CPU from it, so it
@@ -50,7 +45,7 @@ static inline u64 latency_burst_max(void)
  */
 static inline u64 latency_budget(const struct task_ctx *tctx)
 {
-	return latency_burst_max() * foreground_factor(tctx);
+	return GS_LATENCY_BURST_MAX_NS * foreground_factor(tctx);
 }
 
 /* When a CPU last started something other than a latency-critical burst. */
