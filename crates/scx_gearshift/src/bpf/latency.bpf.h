@@ -94,6 +94,22 @@ static bool latency_running(const struct task_ctx *tctx)
 }
 
 /*
+ * Whether @cpu was claimed by a latency-critical burst (queued at the head of its local DSQ,
+ * not started yet) due later than @deadline: then a burst due at @deadline goes at the head
+ * too, and runs first. Timers that expire together (a frame's and an audio callback's, or any
+ * whose interrupt an emulated vCPU took late) wake their tasks on one CPU in one interrupt;
+ * each taking that CPU's head stacked them last-queued-first, and an audio callback waited
+ * out a frame's whole burst. A burst due later than the claimer goes to GS_LAT_DSQ instead,
+ * where the next CPU to look for work (this one after the claimer) takes the earliest.
+ */
+static bool latency_claimed_for(s32 cpu, u64 deadline)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+
+	return cctx && cpu_claimed(cctx) && time_before(deadline, cctx->claim_deadline);
+}
+
+/*
  * Whether @p's wakeup should take the CPU it runs on (ops.select_cpu): a timer wakeup runs on
  * the CPU the task slept on, and when that CPU runs regular or interactive work, preempting
  * it there starts the burst as the interrupt returns. An idle CPU elsewhere has to be woken
@@ -101,15 +117,20 @@ static bool latency_running(const struct task_ctx *tctx)
  * ends (under a build, with CPUs busy and idle by turns, that doubled the wait). Only for a
  * task whose last burst was latency-critical, woken asynchronously on its own CPU (a device
  * interrupt elsewhere does not pull it over), and never onto a CPU running another
- * latency-critical burst (frame and audio timers that share a CPU are spread, not stacked).
+ * latency-critical burst (frame and audio timers that share a CPU are spread, not stacked),
+ * nor onto one another burst has claimed unless @p is due earlier (latency_claimed_for()).
  */
 static bool latency_wake_here(const struct task_struct *p, const struct task_ctx *tctx,
 			      s32 prev_cpu, u64 wake_flags)
 {
+	/* Its deadline if it wakes now (ops.runnable sets woke_at after this). */
+	u64 deadline = scx_bpf_now() + weighted_burst(p, tctx);
+
 	/* Rank 2: regular or interactive work @p may displace; the deadline only ranks bursts. */
 	return preempt_enabled && !lowpower() && !(wake_flags & SCX_WAKE_SYNC) &&
 	       tctx->latency_critical && tctx->avg_burst_ns < latency_budget(tctx) &&
-	       prev_cpu == bpf_get_smp_processor_id() && victim_rank(prev_cpu, p, 0, true) == 2;
+	       prev_cpu == bpf_get_smp_processor_id() &&
+	       (victim_rank(prev_cpu, p, 0, true) == 2 || latency_claimed_for(prev_cpu, deadline));
 }
 
 /* How a queued latency-critical burst was given a CPU (task_ctx.latency_path). */
@@ -178,6 +199,8 @@ static void latency_note_started(struct task_ctx *tctx)
 static bool enqueue_latency(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
 {
 	bool here = tctx->wake_here;
+	u64 deadline;
+	s32 cpu;
 
 	tctx->wake_here = false;
 	if (!latency_running(tctx)) {
@@ -194,19 +217,20 @@ static bool enqueue_latency(struct task_struct *p, struct task_ctx *tctx, u64 en
 	/*
 	 * Kept on this CPU by latency_wake_here(): at the head of its local DSQ, displacing the
 	 * task running there at once (no kick, no interrupt), unless a latency-critical burst
-	 * started there meanwhile.
+	 * started there meanwhile, or one queued there first is due no later than @p.
 	 */
-	if (here && (enq_flags & SCX_ENQ_WAKEUP) &&
-	    scx_bpf_task_cpu(p) == bpf_get_smp_processor_id() &&
-	    victim_rank(scx_bpf_task_cpu(p), p, 0, true) == 2) {
+	cpu = scx_bpf_task_cpu(p);
+	deadline = latency_deadline(p, tctx);
+	if (here && (enq_flags & SCX_ENQ_WAKEUP) && cpu == bpf_get_smp_processor_id() &&
+	    (victim_rank(cpu, p, 0, true) == 2 || latency_claimed_for(cpu, deadline))) {
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, latency_slice(tctx),
 				   enq_flags | SCX_ENQ_HEAD | SCX_ENQ_PREEMPT);
+		claim_cpu(cpu, deadline);
 		stat_inc(nr_preemptions);
 		latency_note_queued(tctx, LATENCY_LOCAL);
 		return true;
 	}
-	scx_bpf_dsq_insert_vtime(p, GS_LAT_DSQ, latency_slice(tctx), latency_deadline(p, tctx),
-				 enq_flags);
+	scx_bpf_dsq_insert_vtime(p, GS_LAT_DSQ, latency_slice(tctx), deadline, enq_flags);
 	if (kick_idle_for_interactive(p, true))
 		latency_note_queued(tctx, LATENCY_IDLE);
 	else if (preempt_for(p, scx_bpf_task_cpu(p), nr_cpu_ids, true))

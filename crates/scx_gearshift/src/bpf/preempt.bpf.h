@@ -37,6 +37,13 @@ struct cpu_ctx {
 	/* When it was last kicked out of idle, and when it last looked for work (ops.dispatch). */
 	u64 kicked_ns;
 	u64 dispatched_ns;
+	/*
+	 * When a latency-critical burst was last queued at the head of this CPU's local DSQ, and
+	 * its deadline: until something starts running here (started_ns), the CPU is spoken for
+	 * (latency.bpf.h, latency_claimed_for()).
+	 */
+	u64 claimed_ns;
+	u64 claim_deadline;
 };
 
 struct {
@@ -111,6 +118,23 @@ static void note_stopping(s32 cpu)
 	}
 }
 
+/* Marks @cpu as given to a waking burst due at @deadline that has not started running yet. */
+static void claim_cpu(s32 cpu, u64 deadline)
+{
+	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+
+	if (!cctx)
+		return;
+	cctx->claimed_ns = scx_bpf_now();
+	cctx->claim_deadline = deadline;
+}
+
+/* Whether @cctx's CPU was given to a waking burst that has not started yet. */
+static bool cpu_claimed(const struct cpu_ctx *cctx)
+{
+	return time_after(cctx->claimed_ns, cctx->started_ns);
+}
+
 /*
  * How good a victim @cpu is for @p, due at @deadline: 0 none, 1 a burst due later than @p,
  * 2 work @p's kind always goes ahead of (@latency: @p's burst is latency-critical).
@@ -126,7 +150,8 @@ static u32 victim_rank(s32 cpu, const struct task_struct *p, u64 deadline, bool 
 	if (!cpu_is_active(cpu) && reaches_active(p))
 		return 0;
 	cctx = lookup_cpu_ctx(cpu);
-	if (!cctx || cctx->kind == RUN_PROTECTED)
+	/* A claimed CPU runs its claimer first, whatever a kick would ask of it. */
+	if (!cctx || cctx->kind == RUN_PROTECTED || cpu_claimed(cctx))
 		return 0;
 	later = cctx->prio_deadline && time_after(cctx->prio_deadline, deadline);
 	/*
