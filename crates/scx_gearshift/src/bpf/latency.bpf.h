@@ -99,8 +99,10 @@ static bool latency_running(const struct task_ctx *tctx)
  * too, and runs first. Timers that expire together (a frame's and an audio callback's, or any
  * whose interrupt an emulated vCPU took late) wake their tasks on one CPU in one interrupt;
  * each taking that CPU's head stacked them last-queued-first, and an audio callback waited
- * out a frame's whole burst. A burst due later than the claimer goes to GS_LAT_DSQ instead,
- * where the next CPU to look for work (this one after the claimer) takes the earliest.
+ * out a frame's whole burst. A burst due later than the claimer goes to GS_LAT_DSQ instead
+ * (waking an idle CPU or preempting one that runs other work), where the next CPU to look
+ * for work takes the earliest: this one only once its local DSQ is empty, and the
+ * starvation guard may hold it even then.
  */
 static bool latency_claimed_for(s32 cpu, u64 deadline)
 {

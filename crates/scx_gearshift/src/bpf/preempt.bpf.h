@@ -5,7 +5,8 @@
  * failing that, from an interactive task whose deadline is later than its own (an audio
  * callback does not wait out a frame's whole burst). A latency-critical burst
  * (latency.bpf.h) takes any CPU not running another one, at once; and one running a
- * latency-critical burst due later than its own.
+ * latency-critical burst due later than its own. A CPU another burst has claimed (queued at
+ * the head of its local DSQ, not started yet) is taken by none of them.
  */
 #ifndef __GEARSHIFT_PREEMPT_BPF_H
 #define __GEARSHIFT_PREEMPT_BPF_H
