@@ -112,6 +112,15 @@ static bool latency_claimed_for(s32 cpu, u64 deadline)
 }
 
 /*
+ * Whether @p, due at @deadline, may take the head of @cpu's local DSQ: @cpu runs regular or
+ * interactive work (rank 2; the deadline only ranks bursts), or a burst due later claimed it.
+ */
+static bool latency_takes_head(s32 cpu, const struct task_struct *p, u64 deadline)
+{
+	return victim_rank(cpu, p, 0, true) == 2 || latency_claimed_for(cpu, deadline);
+}
+
+/*
  * Whether @p's wakeup should take the CPU it runs on (ops.select_cpu): a timer wakeup runs on
  * the CPU the task slept on, and when that CPU runs regular or interactive work, preempting
  * it there starts the burst as the interrupt returns. An idle CPU elsewhere has to be woken
@@ -128,11 +137,9 @@ static bool latency_wake_here(const struct task_struct *p, const struct task_ctx
 	/* Its deadline if it wakes now (ops.runnable sets woke_at after this). */
 	u64 deadline = scx_bpf_now() + weighted_burst(p, tctx);
 
-	/* Rank 2: regular or interactive work @p may displace; the deadline only ranks bursts. */
 	return preempt_enabled && !lowpower() && !(wake_flags & SCX_WAKE_SYNC) &&
 	       tctx->latency_critical && tctx->avg_burst_ns < latency_budget(tctx) &&
-	       prev_cpu == bpf_get_smp_processor_id() &&
-	       (victim_rank(prev_cpu, p, 0, true) == 2 || latency_claimed_for(prev_cpu, deadline));
+	       prev_cpu == bpf_get_smp_processor_id() && latency_takes_head(prev_cpu, p, deadline);
 }
 
 /* How a queued latency-critical burst was given a CPU (task_ctx.latency_path). */
@@ -224,7 +231,7 @@ static bool enqueue_latency(struct task_struct *p, struct task_ctx *tctx, u64 en
 	cpu = scx_bpf_task_cpu(p);
 	deadline = latency_deadline(p, tctx);
 	if (here && (enq_flags & SCX_ENQ_WAKEUP) && cpu == bpf_get_smp_processor_id() &&
-	    (victim_rank(cpu, p, 0, true) == 2 || latency_claimed_for(cpu, deadline))) {
+	    latency_takes_head(cpu, p, deadline)) {
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, latency_slice(tctx),
 				   enq_flags | SCX_ENQ_HEAD | SCX_ENQ_PREEMPT);
 		claim_cpu(cpu, deadline);
@@ -235,7 +242,7 @@ static bool enqueue_latency(struct task_struct *p, struct task_ctx *tctx, u64 en
 	scx_bpf_dsq_insert_vtime(p, GS_LAT_DSQ, latency_slice(tctx), deadline, enq_flags);
 	if (kick_idle_for_interactive(p, true))
 		latency_note_queued(tctx, LATENCY_IDLE);
-	else if (preempt_for(p, scx_bpf_task_cpu(p), nr_cpu_ids, true))
+	else if (preempt_for(p, cpu, nr_cpu_ids, true))
 		latency_note_queued(tctx, LATENCY_PREEMPT);
 	else
 		latency_note_queued(tctx, LATENCY_WAITED);
