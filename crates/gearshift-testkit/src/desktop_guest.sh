@@ -363,6 +363,8 @@ counters_delta() {
 desktop_suite() {
     local sched=$1 secs=$2 load
     for load in ${DESKTOP_LOADS:-hogs storm build mixed}; do
+        # Progress on stderr: a run that times out shows how far it got.
+        echo "desktop_suite: $sched under $load, at $SECONDS s" >&2
         load_start "$load" || return 1
         sched_counters > /tmp/counters.before
         periodic_measure "$sched" "$load" "$secs" || { load_stop; return 1; }
@@ -377,6 +379,7 @@ desktop_suite() {
         fi
         [ "$load" = build ] && echo "result $sched build_failures $(wc -l < /tmp/build_failures)"
     done
+    echo "desktop_suite: $sched done, at $SECONDS s" >&2
     return 0
 }
 

@@ -112,6 +112,9 @@ pub fn vng_args(
         "--disable-kvm".into(),
         "--disable-microvm".into(),
         "--force-9p".into(),
+        // The kernel's messages go to console.log, whose tail a boot or command timeout
+        // reports: without them a VM that hangs leaves an empty console.
+        "--verbose".into(),
         "--cpus".into(),
         cfg.cpus.to_string(),
         "--memory".into(),
@@ -158,8 +161,28 @@ pub fn guest_script(run_dir: &Path, cfg: &VmConfig) -> String {
 
 static RUN_COUNTER: AtomicU32 = AtomicU32::new(0);
 
-/// Boots `kernel` and runs `command` (a bash script) as root inside.
+/// Boots `kernel` and runs `command` (a bash script) as root inside. A VM that does not boot
+/// within `cfg.boot_timeout` is booted once more (nothing of `command` ran yet): a TCG guest
+/// has been seen to hang early in boot, rarely, on a host running a second VM.
 pub fn run(
+    cache: &Cache,
+    kernel: &Kernel,
+    cfg: &VmConfig,
+    command: &str,
+) -> Result<VmOutput, VmError> {
+    match run_once(cache, kernel, cfg, command) {
+        Err(VmError::NoBoot { timeout, console }) => {
+            eprintln!(
+                "the VM did not boot within {} s; booting it once more. Console tail:\n{console}",
+                timeout.as_secs()
+            );
+            run_once(cache, kernel, cfg, command)
+        }
+        result => result,
+    }
+}
+
+fn run_once(
     cache: &Cache,
     kernel: &Kernel,
     cfg: &VmConfig,

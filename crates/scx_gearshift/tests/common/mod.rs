@@ -88,6 +88,18 @@ pub fn run_on(image: &std::path::Path, cpus: u32, body: &str) -> VmOutput {
 /// Every scheduler VM test finishes in a few minutes; a hang fails it after this.
 const TEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
+/// Runs `body` after the prelude in a VM with `cpus` vCPUs, for a test that takes longer than
+/// TEST_TIMEOUT allows (a hang fails it after `timeout`).
+pub fn run_within(cpus: u32, timeout: std::time::Duration, body: &str) -> VmOutput {
+    let cfg = VmConfig {
+        cpus,
+        timeout,
+        ..VmConfig::default()
+    };
+    let script = format!("{}\n{}", prelude(), body);
+    finish(run_in_vm(&cfg, &script))
+}
+
 /// Runs `body` after the prelude in a VM configured by `cfg`.
 pub fn run_with(cfg: VmConfig, body: &str) -> VmOutput {
     boot(None, cfg, body)
@@ -100,11 +112,14 @@ fn boot(image: Option<&std::path::Path>, cfg: VmConfig, body: &str) -> VmOutput 
         ..cfg
     };
     let script = format!("{}\n{}", prelude(), body);
-    let out = match image {
+    finish(match image {
         Some(image) => gearshift_testkit::run_in_vm_on(image, &cfg, &script),
         None => run_in_vm(&cfg, &script),
-    }
-    .expect("VM run");
+    })
+}
+
+fn finish(result: Result<VmOutput, gearshift_testkit::HarnessError>) -> VmOutput {
+    let out = result.expect("VM run");
     eprintln!("--- guest output ---\n{}", out.output);
     out
 }
