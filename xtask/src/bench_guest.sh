@@ -126,7 +126,8 @@ for s in @SCHEDULERS@; do
         weight_shares "$s" 6
     fi
 
-    # A scheduler the kernel ejected meanwhile left the rows above to EEVDF: say so.
+    # A scheduler the kernel ejected meanwhile left the rows above to EEVDF: say so (the
+    # desktop suite has already left out the loads it missed, as <load>_ejected).
     if [ "$s" != eevdf ] && [ "$(state)" != enabled ]; then
         echo "error: $s was ejected during the workloads; its rows are EEVDF's" >&2
         echo "result $s ejected 1"

@@ -65,4 +65,61 @@ mod tests {
         assert_eq!(sized["tasks"]["frame144"]["run"], 1000);
         assert_eq!(sized["tasks"]["frame60"]["timer"]["period"], 16667);
     }
+
+    /// desktop_suite's `result` lines for `sched` under the hogs and the build, with the loads
+    /// and measurements stubbed and sched_ext's state file reading `state`.
+    fn suite_results(sched: &str, state: &str) -> Vec<String> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let state_file = dir.path().join("state");
+        std::fs::write(&state_file, format!("{state}\n")).expect("state file");
+        let stubs = r#"
+load_start() { echo 21 > /tmp/build_times; : > /tmp/build_failures; }
+load_stop() { :; }
+sched_counters() { :; }
+counters_delta() { echo "result $1 $2_nr_latency_wakeups 3"; }
+periodic_measure() { echo "result $1 audio_$2_miss_pct 1.5"; }
+"#;
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "{DESKTOP_GUEST}\n{stubs}\nDESKTOP_LOADS='hogs build' desktop_suite {sched} 1"
+            ))
+            .env("SCHED_EXT_STATE", &state_file)
+            .output()
+            .expect("bash");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn an_ejected_scheduler_reports_no_rows_of_eevdf_as_its_own() {
+        let attached = suite_results("scx_peer", "enabled");
+        assert!(attached.contains(&"result scx_peer audio_hogs_miss_pct 1.5".to_owned()));
+        assert!(attached.contains(&"result scx_peer build_s 21".to_owned()));
+        assert!(
+            !attached.iter().any(|l| l.contains("ejected")),
+            "{attached:?}"
+        );
+
+        // Ejected (sched_ext disabled again): each load says so instead of reporting rows.
+        let ejected = suite_results("scx_peer", "disabled");
+        assert_eq!(
+            ejected,
+            [
+                "result scx_peer hogs_ejected 1",
+                "result scx_peer build_ejected 1"
+            ],
+        );
+
+        // EEVDF's own rows are never ejected ones.
+        let eevdf = suite_results("eevdf", "disabled");
+        assert!(eevdf.contains(&"result eevdf audio_build_miss_pct 1.5".to_owned()));
+    }
 }

@@ -360,6 +360,11 @@ counters_delta() {
 
 # Periodic tasks under each load ($DESKTOP_LOADS, all four unless set) for $2 seconds, for
 # scheduler $1; the build's median wall time under the periodic tasks too.
+#
+# A sched_ext scheduler (any but eevdf and eevdf-rt) the kernel ejects leaves the rest of the
+# run to EEVDF: each load it was not attached for to the end reports `result <sched>
+# <load>_ejected 1` instead of its rows, so that no median mixes EEVDF's rows into a peer's
+# column.
 desktop_suite() {
     local sched=$1 secs=$2 load
     for load in ${DESKTOP_LOADS:-hogs storm build mixed}; do
@@ -367,17 +372,26 @@ desktop_suite() {
         echo "desktop_suite: $sched under $load, at $SECONDS s" >&2
         load_start "$load" || return 1
         sched_counters > /tmp/counters.before
-        periodic_measure "$sched" "$load" "$secs" || { load_stop; return 1; }
-        counters_delta "$sched" "$load" /tmp/counters.before
-        # A build that outlasts a short run still gets timed: wait for one (up to 2 minutes).
-        if [ "$load" = build ]; then
-            for _ in $(seq 1 120); do [ -s /tmp/build_times ] && break; sleep 1; done
+        {
+            periodic_measure "$sched" "$load" "$secs" || { load_stop; return 1; }
+            counters_delta "$sched" "$load" /tmp/counters.before
+            # A build that outlasts a short run still gets timed: wait for one (up to 2 min).
+            if [ "$load" = build ]; then
+                for _ in $(seq 1 120); do [ -s /tmp/build_times ] && break; sleep 1; done
+            fi
+            load_stop
+            if [ "$load" = build ] && [ -s /tmp/build_times ]; then
+                echo "result $sched build_s $(sort -n /tmp/build_times | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')"
+            fi
+            [ "$load" = build ] && echo "result $sched build_failures $(wc -l < /tmp/build_failures)"
+        } > /tmp/load.out
+        if [ "${sched#eevdf}" = "$sched" ] &&
+            [ "$(cat "${SCHED_EXT_STATE:-/sys/kernel/sched_ext/state}" 2>/dev/null)" != enabled ]; then
+            echo "desktop_suite: $sched was ejected; its rows under $load are left out" >&2
+            echo "result $sched ${load}_ejected 1"
+        else
+            cat /tmp/load.out
         fi
-        load_stop
-        if [ "$load" = build ] && [ -s /tmp/build_times ]; then
-            echo "result $sched build_s $(sort -n /tmp/build_times | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')"
-        fi
-        [ "$load" = build ] && echo "result $sched build_failures $(wc -l < /tmp/build_failures)"
     done
     echo "desktop_suite: $sched done, at $SECONDS s" >&2
     return 0
