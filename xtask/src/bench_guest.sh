@@ -15,7 +15,6 @@ DESKTOP_LOADS='@LOADS@'
 DESKTOP_ONLY=@DESKTOP_ONLY@
 LATENCY_TRACE=@TRACE@
 
-state() { cat /sys/kernel/sched_ext/state; }
 GS_SOCK='--control-socket /tmp/gs.sock'
 attach() {
     rm -f /tmp/gs.sock

@@ -5,6 +5,10 @@
 # read-only root), $STRESS_NG and $N (vCPUs). Prints `result <sched> <metric> <value>` and
 # `samples <sched> <metric> v…` lines.
 
+# sched_ext's state: enabled while a BPF scheduler is attached (SCHED_EXT_STATE names another
+# file, for tests on a host without sched_ext).
+state() { cat "${SCHED_EXT_STATE:-/sys/kernel/sched_ext/state}" 2>/dev/null; }
+
 # The periodic tasks: name, period (µs), work per period (µs). A 60 Hz and a 144 Hz frame, and
 # an audio callback (128 frames at 48 kHz).
 PERIODIC_TASKS="frame60:16667:3000 frame144:6944:1000 audio:2667:400"
@@ -385,8 +389,7 @@ desktop_suite() {
             fi
             [ "$load" = build ] && echo "result $sched build_failures $(wc -l < /tmp/build_failures)"
         } > /tmp/load.out
-        if [ "${sched#eevdf}" = "$sched" ] &&
-            [ "$(cat "${SCHED_EXT_STATE:-/sys/kernel/sched_ext/state}" 2>/dev/null)" != enabled ]; then
+        if [ "${sched#eevdf}" = "$sched" ] && [ "$(state)" != enabled ]; then
             echo "desktop_suite: $sched was ejected; its rows under $load are left out" >&2
             echo "result $sched ${load}_ejected 1"
         else

@@ -82,7 +82,7 @@ pub fn run_on(image: &std::path::Path, cpus: u32, body: &str) -> VmOutput {
         cpus,
         ..VmConfig::default()
     };
-    boot(Some(image), cfg, body)
+    boot(Some(image), cfg, TEST_TIMEOUT, body)
 }
 
 /// Every scheduler VM test finishes in a few minutes; a hang fails it after this.
@@ -93,33 +93,31 @@ const TEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 pub fn run_within(cpus: u32, timeout: std::time::Duration, body: &str) -> VmOutput {
     let cfg = VmConfig {
         cpus,
-        timeout,
         ..VmConfig::default()
     };
-    let script = format!("{}\n{}", prelude(), body);
-    finish(run_in_vm(&cfg, &script))
+    boot(None, cfg, timeout, body)
 }
 
 /// Runs `body` after the prelude in a VM configured by `cfg`.
 pub fn run_with(cfg: VmConfig, body: &str) -> VmOutput {
-    boot(None, cfg, body)
+    boot(None, cfg, TEST_TIMEOUT, body)
 }
 
-/// Runs `body` after the prelude, on `image` or the harness kernel, within TEST_TIMEOUT.
-fn boot(image: Option<&std::path::Path>, cfg: VmConfig, body: &str) -> VmOutput {
-    let cfg = VmConfig {
-        timeout: TEST_TIMEOUT,
-        ..cfg
-    };
+/// Runs `body` after the prelude, on `image` or the harness kernel; a hang fails it after
+/// `timeout`.
+fn boot(
+    image: Option<&std::path::Path>,
+    cfg: VmConfig,
+    timeout: std::time::Duration,
+    body: &str,
+) -> VmOutput {
+    let cfg = VmConfig { timeout, ..cfg };
     let script = format!("{}\n{}", prelude(), body);
-    finish(match image {
+    let out = match image {
         Some(image) => gearshift_testkit::run_in_vm_on(image, &cfg, &script),
         None => run_in_vm(&cfg, &script),
-    })
-}
-
-fn finish(result: Result<VmOutput, gearshift_testkit::HarnessError>) -> VmOutput {
-    let out = result.expect("VM run");
+    }
+    .expect("VM run");
     eprintln!("--- guest output ---\n{}", out.output);
     out
 }
