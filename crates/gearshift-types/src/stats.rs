@@ -61,6 +61,9 @@ pub struct Stats {
     /// Slices a CPU-bound task ran in a row ahead of a lighter one it outweighs (nice,
     /// cgroup cpu.weight).
     pub nr_weight_turns: u64,
+    /// CPU-bound tasks whose slice ended, queued again by BPF at the policy's deadline
+    /// without a round trip through the user-space policy.
+    pub nr_slice_requeues: u64,
     /// Interactive tasks BPF queued itself, without a user-space round trip (wakeups, and
     /// slices ending early in a burst).
     pub nr_interactive_wakeups: u64,

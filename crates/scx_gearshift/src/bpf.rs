@@ -51,6 +51,7 @@ pub struct BpfTunables {
     pub slice_max_ns: u64,
     pub slice_min_ns: u64,
     pub starvation_ns: u64,
+    pub weight_cap: u64,
     /// How long a runnable task may wait before the kernel ejects the scheduler (0: the
     /// kernel's default, 30 s).
     pub watchdog_timeout_ms: u32,
@@ -125,6 +126,7 @@ impl<'obj> Bpf<'obj> {
         rodata.slice_max_ns = tunables.slice_max_ns;
         rodata.slice_min_ns = tunables.slice_min_ns;
         rodata.starvation_ns = tunables.starvation_ns;
+        rodata.weight_cap = tunables.weight_cap;
         let topo = scx_utils::Topology::new().context("reading the CPU topology")?;
         let order = crate::topology::packing_order(&topo);
         for (slot, cpu) in rodata.pack_order.iter_mut().zip(&order) {
@@ -227,6 +229,7 @@ impl<'obj> Bpf<'obj> {
             enq_seq: d.enq_seq,
             slice_ns: d.slice_ns,
             vtime: d.vtime,
+            vruntime: d.vruntime,
         };
         self.dispatched.submit(sample).is_ok()
     }
@@ -238,6 +241,12 @@ impl<'obj> Bpf<'obj> {
             .bss_data
             .as_deref()
             .expect("BPF .bss is mapped")
+    }
+
+    /// The highest vruntime BPF gave a task whose ended slice it queued itself.
+    pub fn kernel_vruntime_max(&self) -> u64 {
+        // SAFETY: BPF updates it concurrently; a volatile read of a plain integer.
+        unsafe { std::ptr::read_volatile(&self.bss().kernel_vruntime_max) }
     }
 
     /// A snapshot of BPF's counters.

@@ -31,7 +31,7 @@ pub struct Cli {
     #[arg(long, default_value_t = 2)]
     pub interactive_nvcsw_per_s: u64,
     /// Highest task weight honoured (100 = nice 0; the kernel's range is 1..10000).
-    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(100..=10_000))]
+    #[arg(long, default_value_t = intf::gs_consts_GS_DFL_WEIGHT_CAP as u64, value_parser = clap::value_parser!(u64).range(100..=10_000))]
     pub weight_cap: u64,
     /// Let waking interactive tasks preempt non-interactive ones (true/false).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]

@@ -54,6 +54,9 @@ pub struct Decision {
     pub slice_ns: u64,
     /// Deadline: the task's position in its queue.
     pub vtime: u64,
+    /// The task's weighted vruntime, from which BPF carries its deadline on while it queues
+    /// the task's ended slices itself.
+    pub vruntime: u64,
     /// Served before regular tasks (within the starvation bound).
     pub interactive: bool,
 }
@@ -277,6 +280,13 @@ impl Policy {
             .push(Reverse(queue_key(state.deadline, self.arrivals, slot)));
     }
 
+    /// Takes in the highest vruntime BPF gave a task whose ended slices it queued itself:
+    /// sleepers' credit is bounded against those tasks too, though the policy does not see
+    /// every one of their slices.
+    pub fn note_kernel_vruntime(&mut self, vruntime: u64) {
+        self.min_vruntime = self.min_vruntime.max(vruntime);
+    }
+
     /// Time slice when `waiting` tasks wait: the full slice up to one waiter per CPU, then
     /// shrinking so a full round over the waiters takes about one full slice.
     pub fn slice_ns(&self, waiting: u64) -> u64 {
@@ -324,6 +334,7 @@ impl Policy {
                 enq_seq: state.enq_seq,
                 slice_ns,
                 vtime: state.deadline,
+                vruntime: state.vruntime,
                 interactive: state.interactive,
             });
         }

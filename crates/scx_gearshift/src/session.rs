@@ -76,6 +76,7 @@ pub fn run(opts: &Options, shutdown: &AtomicBool) -> Result<scx_utils::UserExitI
                 slice_max_ns: opts.slice_max_ns,
                 slice_min_ns: opts.slice_min_ns,
                 starvation_ns: opts.starvation_ns,
+                weight_cap: opts.weight_cap,
                 watchdog_timeout_ms: opts.watchdog_timeout_ms,
             },
             tid,
@@ -193,6 +194,7 @@ impl<'obj> Session<'obj> {
     /// One round: everything queued goes through the policy and back out, most urgent first.
     fn schedule(&mut self) -> Result<()> {
         let policy = &mut self.policy;
+        policy.note_kernel_vruntime(self.bpf.kernel_vruntime_max());
         self.bpf.receive(|task| policy.enqueue(task))?;
         let kernel_waiting = self.bpf.counters().nr_shared_waiting;
         let bpf = &self.bpf;
@@ -255,6 +257,7 @@ impl<'obj> Session<'obj> {
             nr_starvation_guard: c.nr_starvation_guard,
             nr_rescue_kicks: c.nr_rescue_kicks,
             nr_weight_turns: c.nr_weight_turns,
+            nr_slice_requeues: c.nr_slice_requeues,
             foreground_cgroup_id: self.bpf.foreground(),
             nr_foreground_boosts: c.nr_foreground_boosts,
             nr_interactive_wakeups: c.nr_interactive_wakeups,
@@ -287,7 +290,7 @@ fn monotonic_ns() -> u64 {
 fn print_stats(s: &Stats) {
     println!(
         "[gearshift] mode={} preempt={} fifo_active={} fifo_ms={} fifo_overload_ms={} fifo={} active_cpus={} cpus={} running={} queued={} scheduled={} pending={} shared={} \
-         user={} kernel={} cancel={} bounce={} failed={} congested={} starved={} rescued={} weighted={} fastwake={} latency={} latency_slow={} latency_lost={} preempted={} interactive={} \
+         user={} kernel={} cancel={} bounce={} failed={} congested={} starved={} rescued={} weighted={} requeued={} fastwake={} latency={} latency_slow={} latency_lost={} preempted={} interactive={} \
          foreground={} foreground_boosts={} \
          page_faults={} arena_kib={}",
         s.mode,
@@ -312,6 +315,7 @@ fn print_stats(s: &Stats) {
         s.nr_starvation_guard,
         s.nr_rescue_kicks,
         s.nr_weight_turns,
+        s.nr_slice_requeues,
         s.nr_interactive_wakeups,
         s.nr_latency_wakeups,
         s.nr_latency_slow(),

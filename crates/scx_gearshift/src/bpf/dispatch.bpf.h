@@ -144,6 +144,9 @@ static void dispatch_from_user(const struct gs_dispatched_task *d)
 	tctx->interactive = d->flags & GS_DISPATCH_INTERACTIVE;
 	tctx->in_prio = false;
 	tctx->queued_at = scx_bpf_now();
+	tctx->vruntime = d->vruntime;
+	tctx->vruntime_exec = tctx->sent_exec;
+	tctx->policy_seen_at = tctx->queued_at;
 
 	if (cpu == GS_CPU_ANY && tctx->interactive) {
 		/* The policy's deadline is in vruntime; this DSQ orders by prio_deadline(). */
@@ -180,6 +183,62 @@ static void drain_user_dispatches(void)
 	 * emulation and on a busy CPU that a frame may be waiting for.
 	 */
 	bpf_user_ringbuf_drain(&dispatched, drain_one, NULL, BPF_RB_NO_WAKEUP);
+}
+
+/*
+ * How long BPF queues a task's ended slices itself after the policy last decided on it; then
+ * the policy sees the task again (it forgets tasks it has not seen for seconds, and its
+ * vruntime floor for sleepers follows what it dispatches).
+ */
+#define GS_POLICY_REFRESH_NS (100 * 1000 * 1000ULL)
+
+/* What the policy charges a task for the CPU time it used since it last woke (policy.rs). */
+#define GS_BURST_CHARGE_CAP(slice_max) ((slice_max) * 10)
+
+/*
+ * A regular task whose slice ended (or that was preempted) goes back to its queue at the
+ * deadline the policy would give it, computed here: its vruntime carried on by the CPU time
+ * it used, weighted, plus the time it has run since it last woke, weighted and capped, as in
+ * policy.rs. Nothing about the task changed that the policy would look at (it did not sleep,
+ * so its switch rate did not move), yet the round trip through user space cost every CPU-bound
+ * slice a switch to the scheduling thread and back, and its ring buffers: under CPU hogs a
+ * fifth of the machine, and dispatches that frames and audio wait behind. Wakeups, interactive
+ * tasks and tasks the policy has not decided on lately still go through user space.
+ */
+static bool requeue_slice_end(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
+{
+	u64 exec = p->se.sum_exec_runtime;
+	u64 weight, burst, deadline;
+	s32 cpu;
+
+	if ((enq_flags & SCX_ENQ_WAKEUP) || tctx->interactive || !tctx->policy_seen_at ||
+	    elapsed_since(tctx->policy_seen_at) >= GS_POLICY_REFRESH_NS)
+		return false;
+	weight = task_weight(p, tctx);
+	if (weight > weight_cap)
+		weight = weight_cap;
+	if (exec > tctx->vruntime_exec)
+		tctx->vruntime += (exec - tctx->vruntime_exec) * GS_WEIGHT_DFL / weight;
+	tctx->vruntime_exec = exec;
+	burst = tctx->awake_ns;
+	if (burst > GS_BURST_CHARGE_CAP(slice_max_ns))
+		burst = GS_BURST_CHARGE_CAP(slice_max_ns);
+	deadline = tctx->vruntime + burst * GS_WEIGHT_DFL / weight;
+	if (tctx->vruntime > kernel_vruntime_max)
+		kernel_vruntime_max = tctx->vruntime;
+	/* A decision still on its way for an earlier enqueue is stale now. */
+	tctx->enq_seq++;
+	stat_inc(nr_slice_requeues);
+
+	cpu = scx_bpf_task_cpu(p);
+	if (p->nr_cpus_allowed == 1 && bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
+		scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), queue_slice(), deadline, enq_flags);
+		kick_idle(cpu);
+	} else {
+		scx_bpf_dsq_insert_vtime(p, GS_SHARED_DSQ, queue_slice(), deadline, enq_flags);
+		kick_idle_for_regular(p);
+	}
+	return true;
 }
 
 /* Direct dispatch is only fair when nothing is already waiting for @cpu. */

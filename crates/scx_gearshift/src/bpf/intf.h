@@ -48,6 +48,7 @@ enum gs_consts {
 	GS_DFL_SLICE_MAX_NS	= 5 * 1000 * 1000,
 	GS_DFL_SLICE_MIN_NS	= 500 * 1000,
 	GS_DFL_STARVATION_NS	= 10 * 1000 * 1000,
+	GS_DFL_WEIGHT_CAP	= 1000,
 	/* A latency-critical burst queued this long before it ran counts as slow (stats):
 	 * one scheduler tick at HZ=250, a frame's whole margin at 144 Hz. */
 	GS_LATENCY_SLOW_NS	= 4 * 1000 * 1000,
@@ -120,6 +121,9 @@ struct gs_dispatched_task {
 	u64 slice_ns;
 	/* Deadline: the task's position in its DSQ. */
 	u64 vtime;
+	/* The task's weighted vruntime in the policy: BPF carries it on while it queues the
+	 * task's ended slices itself (gs_counters.nr_slice_requeues). */
+	u64 vruntime;
 };
 
 /*
@@ -168,6 +172,9 @@ struct gs_counters {
 	u64 nr_rescue_kicks;
 	/* Slices a regular task ran in a row ahead of a lighter one (weight.bpf.h). */
 	u64 nr_weight_turns;
+	/* Regular tasks whose slice ended, queued again by BPF at the policy's deadline without
+	 * a user-space round trip (dispatch.bpf.h: requeue_slice_end()). */
+	u64 nr_slice_requeues;
 	/* Enqueues of foreground tasks (foreground.bpf.h), each ordered with the boost. */
 	u64 nr_foreground_boosts;
 	/*

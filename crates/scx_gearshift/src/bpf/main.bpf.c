@@ -25,6 +25,8 @@ const volatile u64 slice_max_ns = GS_DFL_SLICE_MAX_NS;
 const volatile u64 slice_min_ns = GS_DFL_SLICE_MIN_NS;
 /* Longest a regular task waits behind interactive ones (starvation guard): */
 const volatile u64 starvation_ns = GS_DFL_STARVATION_NS;
+/* Weight above which the policy treats tasks as if at this weight: */
+const volatile u64 weight_cap = GS_DFL_WEIGHT_CAP;
 
 #include "task.bpf.h"
 #include "stats.bpf.h"
@@ -143,6 +145,8 @@ void BPF_STRUCT_OPS(gearshift_enqueue, struct task_struct *p, u64 enq_flags)
 		kick_idle_cpu(p->cpus_ptr);
 		return;
 	}
+	if (tctx && requeue_slice_end(p, tctx, enq_flags))
+		return;
 	if (!queue_to_usersched(p, enq_flags)) {
 		/* User space is congested: keep the task moving without it. */
 		scx_bpf_dsq_insert_vtime(p, GS_SHARED_DSQ, slice_max_ns, vtime_now, enq_flags);

@@ -21,6 +21,15 @@ struct task_ctx {
 	/* CPU time since the task last woke up, and its running average per wakeup (ns). */
 	u64 awake_ns;
 	u64 avg_burst_ns;
+	/*
+	 * The policy's weighted vruntime of the task as of its CPU time @vruntime_exec
+	 * (p->se.sum_exec_runtime), from its latest decision @policy_seen_at, carried on by
+	 * requeue_slice_end(); @sent_exec: the CPU time in the latest enqueue sent to user space.
+	 */
+	u64 vruntime;
+	u64 vruntime_exec;
+	u64 sent_exec;
+	u64 policy_seen_at;
 	/* The policy's last classification (inherited by forked children). */
 	bool interactive;
 	/* Queued in GS_PRIO_DSQ, whose deadlines are in real time (prio_deadline()). */

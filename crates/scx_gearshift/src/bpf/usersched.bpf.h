@@ -20,6 +20,10 @@ struct {
 /* Tasks user space holds without having dispatched them yet (written by user space). */
 volatile u64 nr_user_pending;
 
+/* The highest vruntime requeue_slice_end() gave a task (read by user space: the policy's
+ * vruntime floor for sleepers must keep up with tasks it no longer sees every slice). */
+volatile u64 kernel_vruntime_max;
+
 /* Set when something happened user space must look at; cleared when it starts running. */
 static volatile u32 usersched_needed;
 
@@ -68,6 +72,7 @@ static bool queue_to_usersched(struct task_struct *p, u64 enq_flags)
 	if (tctx->interactive)
 		t->flags |= GS_TASK_INTERACTIVE;
 	t->sum_exec_runtime = p->se.sum_exec_runtime;
+	tctx->sent_exec = t->sum_exec_runtime;
 	t->nvcsw = p->nvcsw;
 	t->weight = task_weight(p, tctx);
 	t->enq_ns = scx_bpf_now();

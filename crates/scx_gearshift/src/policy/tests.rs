@@ -286,3 +286,40 @@ fn children_of_interactive_tasks_start_interactive_until_measured() {
     assert!(!p.next(0).unwrap().interactive);
     assert_eq!(p.nr_interactive(), 0);
 }
+
+#[test]
+fn sleepers_credit_is_bounded_against_tasks_bpf_requeues_itself() {
+    let mut p = Policy::new(cfg(1), 16);
+    p.enqueue(&task(1, 0, 0, 0));
+    p.enqueue(&task(2, 0, 0, 0));
+    drain(&mut p);
+    // 2 runs for a second while 1 sleeps, its slices queued by BPF: the policy only hears of
+    // the vruntime BPF carried it to.
+    p.note_kernel_vruntime(1000 * MS);
+    let woke = QueuedTask {
+        wakeup: true,
+        ..task(1, 0, 1, 1001)
+    };
+    p.enqueue(&woke);
+    let d = p.next(0).unwrap();
+    assert_eq!(d.vtime, 1000 * MS - p.config().slice_max_ns);
+    // A lower report never takes the floor back.
+    p.note_kernel_vruntime(10 * MS);
+    p.enqueue(&task(3, 0, 0, 1002));
+    assert_eq!(
+        p.next(0).unwrap().vtime,
+        1000 * MS - p.config().slice_max_ns
+    );
+}
+
+#[test]
+fn decisions_carry_the_vruntime_their_deadline_is_built_on() {
+    let mut p = Policy::new(cfg(1), 16);
+    p.enqueue(&task(1, 0, 0, 0));
+    drain(&mut p);
+    // 20 ms more without sleeping: vruntime 20 ms, deadline 20 ms + the 20 ms burst.
+    p.enqueue(&task(1, 20, 0, 20));
+    let d = p.next(0).unwrap();
+    assert_eq!(d.vruntime, 20 * MS);
+    assert_eq!(d.vtime, 40 * MS);
+}
