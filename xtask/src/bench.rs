@@ -106,6 +106,10 @@ pub fn render_table(table: &Results, schedulers: &[String]) -> String {
     out.push('\n');
     for (metric, values) in table {
         out.push_str(&format!("| {metric} |"));
+        if is_ejection(metric) {
+            out.push_str(&ejection_row(values, schedulers, ratio_cols));
+            continue;
+        }
         for s in schedulers {
             let v = values.get(s).map(Vec::as_slice).unwrap_or_default();
             out.push_str(&format!(" {} |", cell(v)));
@@ -122,6 +126,31 @@ pub fn render_table(table: &Results, schedulers: &[String]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// A row that counts ejections (`ejected`, `<load>_ejected`) rather than measuring: each one
+/// is a repetition whose rows of that scheduler (under that load) were left out.
+fn is_ejection(metric: &str) -> bool {
+    metric == "ejected" || metric.ends_with("_ejected")
+}
+
+/// The cells of an ejection row: in how many repetitions each scheduler was ejected (a median
+/// of ones would hide it), and no ratios.
+fn ejection_row(
+    values: &BTreeMap<String, Vec<f64>>,
+    schedulers: &[String],
+    ratio_cols: usize,
+) -> String {
+    let mut row = String::new();
+    for s in schedulers {
+        match values.get(s).map(Vec::len) {
+            Some(n) if n > 0 => row.push_str(&format!(" ejected in {n} |")),
+            _ => row.push_str(" – |"),
+        }
+    }
+    row.push_str(&" – |".repeat(ratio_cols));
+    row.push('\n');
+    row
 }
 
 /// What one `cargo xtask bench` run measures.
@@ -401,6 +430,23 @@ mod tests {
             text.contains("| uname_p50_us | 1000.00 | 250.00 | 0.25× |"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn ejections_are_counted_per_load_not_averaged() {
+        let out = "result eevdf hogs_miss_pct 10\nresult peer mixed_ejected 1\n\
+                   result gs hogs_miss_pct 5\nresult peer mixed_ejected 1\nresult peer ejected 1\n";
+        let table = parse_results(out);
+        let text = render_table(&table, &["eevdf".into(), "gs".into(), "peer".into()]);
+        assert!(
+            text.contains("| mixed_ejected | – | – | ejected in 2 | – | – |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| ejected | – | – | ejected in 1 | – | – |"),
+            "{text}"
+        );
+        assert!(text.contains("| hogs_miss_pct | 10.00 | 5.00 | – | 0.50× | – |"));
     }
 
     #[test]
