@@ -158,7 +158,8 @@ fn ejection_row(
 pub struct BenchPlan {
     pub cpus: u32,
     /// Repetitions of every scheduler's workloads (interleaved: scheduler by scheduler, then
-    /// again), so drift in the emulated machine spreads over all of them.
+    /// again, EEVDF first and the others taking turns at going first), so drift in the
+    /// emulated machine spreads over all of them.
     pub reps: u32,
     /// How long the periodic tasks run under each background load.
     pub periodic_secs: u32,
@@ -463,6 +464,35 @@ mod tests {
         assert_eq!(median(&[]), None);
     }
 
+    /// The order bench_guest.sh's rotation() gives repetition `rep` of `schedulers`.
+    fn rotation(rep: u32, schedulers: &str) -> String {
+        let script = include_str!("bench_guest.sh");
+        let start = script
+            .find("rotation() {")
+            .expect("rotation() in bench_guest.sh");
+        let end = start + script[start..].find("\n}\n").expect("end of rotation()") + 3;
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "{}rotation {rep} {schedulers}",
+                &script[start..end]
+            ))
+            .output()
+            .expect("running bash");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    #[test]
+    fn eevdf_runs_first_and_the_others_take_turns_going_first() {
+        assert_eq!(rotation(1, "eevdf a b c"), "eevdf a b c");
+        assert_eq!(rotation(2, "eevdf a b c"), "eevdf b c a");
+        assert_eq!(rotation(3, "eevdf a b c"), "eevdf c a b");
+        assert_eq!(rotation(4, "eevdf a b c"), "eevdf a b c");
+        // Without EEVDF every scheduler takes its turn; one alone stays.
+        assert_eq!(rotation(2, "a b"), "b a");
+        assert_eq!(rotation(5, "eevdf"), "eevdf");
+    }
+
     #[test]
     fn the_guest_script_has_the_desktop_workloads_and_every_placeholder_filled() {
         let plan = BenchPlan {
@@ -499,7 +529,7 @@ mod tests {
         }
         assert!(script.contains("desktop_suite \"$s\" \"$PERIODIC_SECS\""));
         assert!(script.contains("REPS=3") && script.contains("PERIODIC_SECS=20"));
-        assert!(script.contains("for s in eevdf gearshift; do"));
+        assert!(script.contains("for s in $(rotation \"$rep\" eevdf gearshift); do"));
         assert!(
             script.contains("DESKTOP_LOADS='hogs mixed'"),
             "only the loads asked for"

@@ -70,10 +70,21 @@ light_load() {
     echo "result $s light_wakeups_per_s $(( (i1 - i0) / secs ))"
 }
 
+# The schedulers of repetition $1, in the order they run: EEVDF first (the reference), the
+# others taking turns at going first, so that drift in the emulated machine, or what the
+# scheduler before left behind, does not always fall on the same one.
+rotation() {
+    local rep=$1 fixed="" k
+    shift
+    [ "$1" = eevdf ] && { fixed=eevdf; shift; }
+    k=$(( $# ? (rep - 1) % $# : 0 ))
+    echo $fixed "${@:k+1}" "${@:1:k}"
+}
+
 rtapp_calibrate || exit 1
 periodic_calibrate || exit 1
 for rep in $(seq 1 "$REPS"); do
-for s in @SCHEDULERS@; do
+for s in $(rotation "$rep" @SCHEDULERS@); do
     echo "== $s (repetition $rep of $REPS)" >&2
     attach "$s" || continue
 
