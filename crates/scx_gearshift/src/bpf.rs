@@ -321,3 +321,31 @@ impl<'obj> Bpf<'obj> {
         uei_report!(&self.skel, uei)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::intf;
+    use crate::policy::{PolicyConfig, BURST_CHARGE_SLICES};
+
+    /// BPF queues ended slices itself at the deadline the policy would give (dispatch.bpf.h:
+    /// requeue_slice_end()); the two only agree while they cap and weigh alike.
+    #[test]
+    fn bpf_and_policy_charge_and_cap_alike() {
+        assert_eq!(
+            intf::gs_consts_GS_BURST_CHARGE_SLICES as u64,
+            BURST_CHARGE_SLICES
+        );
+        assert_eq!(
+            intf::gs_consts_GS_DFL_WEIGHT_CAP as u64,
+            PolicyConfig::default().weight_cap
+        );
+        assert_eq!(
+            intf::gs_consts_GS_DFL_SLICE_MAX_NS as u64,
+            PolicyConfig::default().slice_max_ns
+        );
+        assert_eq!(
+            intf::gs_consts_GS_DFL_SLICE_MIN_NS as u64,
+            PolicyConfig::default().slice_min_ns
+        );
+    }
+}

@@ -26,6 +26,9 @@ pub const CPU_ANY: i32 = -1;
 /// Default weight of a nice-0 task.
 pub const DEFAULT_WEIGHT: u64 = 100;
 const NSEC_PER_SEC: u64 = 1_000_000_000;
+/// The most CPU time since its last wakeup a regular task's deadline is charged for, in slices
+/// of `slice_max_ns`; BPF charges its own requeues alike (`GS_BURST_CHARGE_SLICES`).
+pub const BURST_CHARGE_SLICES: u64 = 10;
 
 /// A runnable task as BPF reported it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -259,7 +262,7 @@ impl Policy {
             0
         } else {
             // Capped so a long-running task still gets its turn among fresh ones.
-            state.burst_ns.min(cfg.slice_max_ns * 10) * DEFAULT_WEIGHT / weight
+            state.burst_ns.min(cfg.slice_max_ns * BURST_CHARGE_SLICES) * DEFAULT_WEIGHT / weight
         };
         state.deadline = state.vruntime + charge;
         state.cpu = if t.nr_cpus_allowed == 1 {

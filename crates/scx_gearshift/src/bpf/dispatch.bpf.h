@@ -103,6 +103,21 @@ static void insert_prio(struct task_struct *p, struct task_ctx *tctx, u64 slice,
 }
 
 /*
+ * Queues regular @p at @deadline in @cpu's DSQ, or with GS_CPU_ANY in the shared one, and
+ * wakes a CPU that will take it.
+ */
+static void insert_regular(struct task_struct *p, s32 cpu, u64 slice, u64 deadline, u64 enq_flags)
+{
+	if (cpu == GS_CPU_ANY) {
+		scx_bpf_dsq_insert_vtime(p, GS_SHARED_DSQ, slice, deadline, enq_flags);
+		kick_idle_for_regular(p);
+	} else {
+		scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), slice, deadline, enq_flags);
+		kick_idle(cpu);
+	}
+}
+
+/*
  * Applies one decision from user space. Nothing is inserted unless every check passed, so
  * there is never anything to cancel (scx_bpf_dispatch_cancel() underflows when the kernel
  * already dropped the insertion, which ejects the scheduler under affinity churn).
@@ -152,12 +167,8 @@ static void dispatch_from_user(const struct gs_dispatched_task *d)
 		/* The policy's deadline is in vruntime; this DSQ orders by prio_deadline(). */
 		insert_prio(p, tctx, slice, 0);
 		kick_idle_for_interactive(p, false);
-	} else if (cpu == GS_CPU_ANY) {
-		scx_bpf_dsq_insert_vtime(p, GS_SHARED_DSQ, slice, d->vtime, 0);
-		kick_idle_for_regular(p);
 	} else {
-		scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), slice, d->vtime, 0);
-		kick_idle(cpu);
+		insert_regular(p, cpu, slice, d->vtime, 0);
 	}
 out:
 	bpf_task_release(p);
@@ -192,8 +203,6 @@ static void drain_user_dispatches(void)
  */
 #define GS_POLICY_REFRESH_NS (100 * 1000 * 1000ULL)
 
-/* What the policy charges a task for the CPU time it used since it last woke (policy.rs). */
-#define GS_BURST_CHARGE_CAP(slice_max) ((slice_max) * 10)
 
 /*
  * A regular task whose slice ended (or that was preempted) goes back to its queue at the
@@ -221,8 +230,8 @@ static bool requeue_slice_end(struct task_struct *p, struct task_ctx *tctx, u64 
 		tctx->vruntime += (exec - tctx->vruntime_exec) * GS_WEIGHT_DFL / weight;
 	tctx->vruntime_exec = exec;
 	burst = tctx->awake_ns;
-	if (burst > GS_BURST_CHARGE_CAP(slice_max_ns))
-		burst = GS_BURST_CHARGE_CAP(slice_max_ns);
+	if (burst > GS_BURST_CHARGE_SLICES * slice_max_ns)
+		burst = GS_BURST_CHARGE_SLICES * slice_max_ns;
 	deadline = tctx->vruntime + burst * GS_WEIGHT_DFL / weight;
 	if (tctx->vruntime > kernel_vruntime_max)
 		kernel_vruntime_max = tctx->vruntime;
@@ -231,13 +240,9 @@ static bool requeue_slice_end(struct task_struct *p, struct task_ctx *tctx, u64 
 	stat_inc(nr_slice_requeues);
 
 	cpu = scx_bpf_task_cpu(p);
-	if (p->nr_cpus_allowed == 1 && bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
-		scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), queue_slice(), deadline, enq_flags);
-		kick_idle(cpu);
-	} else {
-		scx_bpf_dsq_insert_vtime(p, GS_SHARED_DSQ, queue_slice(), deadline, enq_flags);
-		kick_idle_for_regular(p);
-	}
+	if (p->nr_cpus_allowed != 1 || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+		cpu = GS_CPU_ANY;
+	insert_regular(p, cpu, queue_slice(), deadline, enq_flags);
 	return true;
 }
 

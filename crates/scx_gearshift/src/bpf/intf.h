@@ -49,6 +49,11 @@ enum gs_consts {
 	GS_DFL_SLICE_MIN_NS	= 500 * 1000,
 	GS_DFL_STARVATION_NS	= 10 * 1000 * 1000,
 	GS_DFL_WEIGHT_CAP	= 1000,
+	/*
+	 * The most CPU time since its last wakeup a regular task's deadline is charged for, in
+	 * slices of slice_max_ns: the policy (policy.rs) and BPF's own requeues charge alike.
+	 */
+	GS_BURST_CHARGE_SLICES	= 10,
 	/* A latency-critical burst queued this long before it ran counts as slow (stats):
 	 * one scheduler tick at HZ=250, a frame's whole margin at 144 Hz. */
 	GS_LATENCY_SLOW_NS	= 4 * 1000 * 1000,
