@@ -243,7 +243,7 @@ pub fn vm(cache: &Cache, kernel: &Kernel, plan: &BenchPlan) -> Result<String> {
             output = output.replace(&format!(" {s} "), &format!(" {name} "));
         }
         names.push(name);
-        if s == "eevdf" && !plan.desktop_only {
+        if s == "eevdf" {
             // The periodic tasks as real-time tasks, measured beside EEVDF (bench_guest.sh).
             names.push("eevdf-rt".to_owned());
         }

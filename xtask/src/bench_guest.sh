@@ -126,11 +126,11 @@ for s in $(rotation "$rep" @SCHEDULERS@); do
     SAMPLES=$([ "$rep" = 1 ] && echo 1 || echo 0) desktop_suite "$s" "$PERIODIC_SECS"
     # The "eevdf-rt" column: the same tasks as real-time tasks under EEVDF, which preempt
     # everything when they wake. Where even they miss as often, the misses are the machine's
-    # (timer interrupts arriving late), not a scheduler's.
+    # (timer interrupts arriving late), not a scheduler's: every desktop table needs it.
+    if [ "$s" = eevdf ]; then
+        PERIODIC_POLICY=SCHED_FIFO SAMPLES=0 desktop_suite eevdf-rt "$PERIODIC_SECS"
+    fi
     if [ "$DESKTOP_ONLY" != 1 ]; then
-        if [ "$s" = eevdf ]; then
-            PERIODIC_POLICY=SCHED_FIFO SAMPLES=0 desktop_suite eevdf-rt "$PERIODIC_SECS"
-        fi
         light_load "$s"
         # Priorities: nice and cgroup cpu.weight shares of two loops on one CPU.
         weight_shares "$s" 6

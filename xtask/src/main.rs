@@ -66,9 +66,9 @@ enum Cmd {
         /// mixed); default all four.
         #[arg(long, value_delimiter = ',', value_parser = ["hogs", "storm", "build", "mixed"])]
         loads: Vec<String>,
-        /// Only hackbench and the periodic tasks under the loads: no perf messaging, uname,
-        /// cyclictest, CPU use, light load, priorities or real-time reference (a suite of
-        /// many schedulers and repetitions in an afternoon).
+        /// Only hackbench and the periodic tasks under the loads (with their real-time
+        /// reference): no perf messaging, uname, cyclictest, CPU use, light load or
+        /// priorities (a suite of many schedulers and repetitions in an afternoon).
         #[arg(long)]
         desktop_only: bool,
         /// Do not trace where the periodic tasks' wakeup latency goes (timer lateness and
