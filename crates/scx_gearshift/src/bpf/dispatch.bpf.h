@@ -203,7 +203,6 @@ static void drain_user_dispatches(void)
  */
 #define GS_POLICY_REFRESH_NS (100 * 1000 * 1000ULL)
 
-
 /*
  * A regular task whose slice ended (or that was preempted) goes back to its queue at the
  * deadline the policy would give it, computed here: its vruntime carried on by the CPU time
