@@ -216,6 +216,7 @@ static void drain_user_dispatches(void)
 static bool requeue_slice_end(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
 {
 	u64 exec = p->se.sum_exec_runtime;
+	u64 burst_cap = GS_BURST_CHARGE_SLICES * slice_max_ns;
 	u64 weight, burst, deadline;
 	s32 cpu;
 
@@ -229,8 +230,8 @@ static bool requeue_slice_end(struct task_struct *p, struct task_ctx *tctx, u64 
 		tctx->vruntime += (exec - tctx->vruntime_exec) * GS_WEIGHT_DFL / weight;
 	tctx->vruntime_exec = exec;
 	burst = tctx->awake_ns;
-	if (burst > GS_BURST_CHARGE_SLICES * slice_max_ns)
-		burst = GS_BURST_CHARGE_SLICES * slice_max_ns;
+	if (burst > burst_cap)
+		burst = burst_cap;
 	deadline = tctx->vruntime + burst * GS_WEIGHT_DFL / weight;
 	if (tctx->vruntime > kernel_vruntime_max)
 		kernel_vruntime_max = tctx->vruntime;
