@@ -171,7 +171,7 @@ pub struct BenchPlan {
     pub desktop_only: bool,
     /// Trace the periodic tasks' timer lateness and scheduling delay.
     pub trace: bool,
-    /// Which of [`BUILTIN_SCHEDULERS`] run; empty: all.
+    /// Which of [`SCHEDULER_NAMES`] run; empty: [`BUILTIN_SCHEDULERS`].
     pub builtin: Vec<String>,
 }
 
@@ -195,7 +195,8 @@ pub fn guest_script(
         .replace("@TRACE@", if plan.trace { "1" } else { "0" })
 }
 
-/// The kernel's default scheduler and gearshift's modes, as bench_guest.sh names them.
+/// The kernel's default scheduler and gearshift's modes, as bench_guest.sh names them: what
+/// runs when `--schedulers` names none.
 pub const BUILTIN_SCHEDULERS: [&str; 5] = [
     "eevdf",
     "gearshift",
@@ -204,17 +205,42 @@ pub const BUILTIN_SCHEDULERS: [&str; 5] = [
     "gearshift-lowpower",
 ];
 
+/// Every name `--schedulers` takes: the built-in ones, and references that run only when
+/// named. `eevdf-nohrtick` is EEVDF with its high-resolution slice-end timer off (the HRTICK
+/// scheduler feature), so its slices end at a tick as a sched_ext scheduler's do: beside
+/// EEVDF it shows what that timer alone is worth in the machine at hand.
+pub const SCHEDULER_NAMES: [&str; 6] = [
+    "eevdf",
+    "eevdf-nohrtick",
+    "gearshift",
+    "gearshift-nopreempt",
+    "gearshift-fifo",
+    "gearshift-lowpower",
+];
+
+/// The schedulers of `SCHEDULER_NAMES` a run measures, in that order: those named, or the
+/// built-in ones when none is.
+pub fn selected_schedulers(named: &[String]) -> Vec<String> {
+    SCHEDULER_NAMES
+        .iter()
+        .filter(|s| {
+            if named.is_empty() {
+                BUILTIN_SCHEDULERS.contains(s)
+            } else {
+                named.iter().any(|n| n == *s)
+            }
+        })
+        .map(|s| (*s).to_owned())
+        .collect()
+}
+
 /// Runs the VM benchmark.
 pub fn vm(cache: &Cache, kernel: &Kernel, plan: &BenchPlan) -> Result<String> {
     cargo_build_release(&["-p", "scx_gearshift", "--bin", "scx_gearshift"])?;
     let sched = target_dir().join("release/scx_gearshift");
     let stress_ng = gearshift_testkit::tools::stress_ng(cache)?;
     let cpus = plan.cpus;
-    let mut schedulers: Vec<String> = BUILTIN_SCHEDULERS
-        .iter()
-        .filter(|s| plan.builtin.is_empty() || plan.builtin.iter().any(|b| b == *s))
-        .map(|s| (*s).to_owned())
-        .collect();
+    let mut schedulers = selected_schedulers(&plan.builtin);
     schedulers.extend(plan.others.iter().map(|p| p.display().to_string()));
     let script = guest_script(&sched, &stress_ng, plan, &schedulers);
     let cfg = VmConfig {
@@ -480,6 +506,16 @@ mod tests {
             .output()
             .expect("running bash");
         String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    #[test]
+    fn references_run_only_when_named_and_in_a_fixed_order() {
+        let all = selected_schedulers(&[]);
+        assert_eq!(all, BUILTIN_SCHEDULERS.map(String::from).to_vec());
+        assert!(!all.iter().any(|s| s == "eevdf-nohrtick"));
+        let named =
+            selected_schedulers(&["gearshift".into(), "eevdf-nohrtick".into(), "eevdf".into()]);
+        assert_eq!(named, ["eevdf", "eevdf-nohrtick", "gearshift"]);
     }
 
     #[test]

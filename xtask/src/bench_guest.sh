@@ -20,6 +20,7 @@ attach() {
     rm -f /tmp/gs.sock
     case "$1" in
         eevdf) return 0 ;;
+        eevdf-nohrtick) hrtick_set NO_HRTICK; return ;;
         # The control socket serves desktop_suite's counters (sched_counters).
         gearshift) "$SCHED" $GS_SOCK > /tmp/gs.log 2>&1 & ;;
         gearshift-fifo) "$SCHED" $GS_SOCK --mode fifo > /tmp/gs.log 2>&1 & ;;
@@ -35,8 +36,18 @@ attach() {
 }
 detach() {
     [ "$1" = eevdf ] && return 0
+    [ "$1" = eevdf-nohrtick ] && { hrtick_set "$HRTICK_BEFORE"; return 0; }
     kill -INT $SPID; wait $SPID
     for _ in $(seq 1 40); do [ "$(state)" = disabled ] && return 0; sleep 0.25; done
+}
+# EEVDF's high-resolution slice-end timer on (HRTICK) or off (NO_HRTICK), the setting before
+# kept in HRTICK_BEFORE; an error when the kernel has no such feature to set.
+hrtick_set() {
+    local f=/sys/kernel/debug/sched/features
+    [ -e $f ] || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+    grep -qw -e HRTICK -e NO_HRTICK $f 2>/dev/null || { echo "error: no HRTICK scheduler feature" >&2; return 1; }
+    HRTICK_BEFORE=$(grep -ow -e HRTICK -e NO_HRTICK $f)
+    echo "$1" > $f
 }
 hogs_start() { "$STRESS_NG" --cpu "$1" --cpu-method loop -t 600 -q & HOGS=$!; sleep 2; }
 hogs_stop() { kill $HOGS; wait $HOGS 2>/dev/null; }
@@ -53,15 +64,17 @@ interrupts() { awk 'NR > 1 {for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i
 
 # Light load (the periodic tasks alone, as a video or a game's menu): how many CPUs work
 # (busy over 3 % of the time; one busier cannot deep-idle) and how often CPUs are woken
-# (interrupts per second across all CPUs: timer ticks, rescheduling IPIs, kicks).
+# (interrupts per second across all CPUs: timer ticks, rescheduling IPIs, kicks; and by kind,
+# with the CPUs' entries into idle, after machine_rates).
 light_load() {
     local s=$1 secs=8 a b i0 i1
     (cd /tmp && periodic_json 60 > /tmp/light.json && rt-app /tmp/light.json > /dev/null 2>&1) &
     local rt=$!
     sleep 2
-    a=$(cpu_times); i0=$(interrupts)
+    sysctl -q kernel.sched_schedstats=1 2>/dev/null
+    a=$(cpu_times); i0=$(interrupts); machine_counts > /tmp/machine.light
     sleep $secs
-    b=$(cpu_times); i1=$(interrupts)
+    b=$(cpu_times); i1=$(interrupts); machine_rates "$s" light /tmp/machine.light
     kill $rt 2>/dev/null; pkill -x rt-app 2>/dev/null; wait $rt 2>/dev/null
     printf '%s\n%s\n' "$a" "$b" | awk -v s="$s" '
         { if ($1 in idle) { di = $2 - idle[$1]; dt = $3 - tot[$1]; if (dt > 0 && 100 * (1 - di / dt) > 3) busy++ }
@@ -138,7 +151,7 @@ for s in $(rotation "$rep" @SCHEDULERS@); do
 
     # A scheduler the kernel ejected meanwhile left the rows above to EEVDF: say so (the
     # desktop suite has already left out the loads it missed, as <load>_ejected).
-    if [ "$s" != eevdf ] && [ "$(state)" != enabled ]; then
+    if [ "${s#eevdf}" = "$s" ] && [ "$(state)" != enabled ]; then
         echo "error: $s was ejected during the workloads; its rows are EEVDF's" >&2
         echo "result $s ejected 1"
     fi

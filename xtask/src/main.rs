@@ -76,8 +76,9 @@ enum Cmd {
         #[arg(long)]
         no_trace: bool,
         /// Which of the kernel's default and gearshift's modes to run, comma-separated
-        /// (an A/B of two gearshift builds needs only eevdf and gearshift); default all.
-        #[arg(long, value_delimiter = ',', value_parser = bench::BUILTIN_SCHEDULERS)]
+        /// (an A/B of two gearshift builds needs only eevdf and gearshift); default all but
+        /// eevdf-nohrtick, EEVDF with its slice-end timer off, which runs only when named.
+        #[arg(long, value_delimiter = ',', value_parser = bench::SCHEDULER_NAMES)]
         schedulers: Vec<String>,
     },
     /// Instructions and allocations per task of the user-space policy (callgrind).

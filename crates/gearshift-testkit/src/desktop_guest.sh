@@ -128,6 +128,29 @@ periodic_run() {
 # The log periodic_run() left for periodic task $1 (empty if rt-app wrote none).
 periodic_log() { ls /tmp/rtapp/rt-"$1"-*.log 2>/dev/null | head -1; }
 
+# What the machine did meanwhile, per second: local timer interrupts (ticks and high-resolution
+# timers), rescheduling and function-call IPIs (a scheduler's kicks) and switches to the idle
+# task (a CPU going idle; counted only with kernel.sched_schedstats on, which desktop_suite
+# turns on). Under single-threaded TCG the first and the last also end a vCPU's turn on the
+# host, which is what decides how late the other vCPUs' timers fire.
+machine_counts() {
+    awk '$1 ~ /^(LOC|RES|CAL):$/ {n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i; print $1, n}' /proc/interrupts
+    awk '/^cpu[0-9]/ {n += $5} END {if (NR) print "idle:", n}' /proc/schedstat 2>/dev/null
+    echo "time: $EPOCHREALTIME"
+}
+# `result <scheduler> <metric prefix>_<counter>_per_s <rate>` since the counts in file $3.
+machine_rates() {
+    machine_counts | awk -v s="$1" -v m="$2" '
+        BEGIN { name["LOC:"] = "timer_irqs"; name["RES:"] = "resched_ipis"; name["CAL:"] = "call_ipis"; name["idle:"] = "idle_entries" }
+        NR == FNR { b[$1] = $2; next }
+        { a[$1] = $2 }
+        END {
+            d = a["time:"] - b["time:"]
+            if (d <= 0) exit
+            for (k in name) if ((k in a) && (k in b)) printf "result %s %s_%s_per_s %.0f\n", s, m, name[k], (a[k] - b[k]) / d
+        }' "$3" -
+}
+
 # Where a periodic task's wakeup latency comes from, traced while it runs (when tracefs has the
 # events, unless LATENCY_TRACE=0): the timer's lateness, from its expiry to its handler running (in an emulated
 # machine mostly the wait for the vCPU's turn on the host: no guest scheduler can shorten it),
@@ -213,7 +236,9 @@ percentiles() {
 periodic_measure() {
     local sched=$1 load=$2 secs=$3 spec name period run log expected
     latency_trace_start
+    machine_counts > /tmp/machine.before
     periodic_run "$secs"
+    machine_rates "$sched" "$load" /tmp/machine.before
     latency_trace_stop
     for spec in $PERIODIC_TASKS; do
         IFS=: read -r name period run <<< "$spec"
@@ -371,6 +396,7 @@ counters_delta() {
 # column.
 desktop_suite() {
     local sched=$1 secs=$2 load
+    sysctl -q kernel.sched_schedstats=1 2>/dev/null
     for load in ${DESKTOP_LOADS:-hogs storm build mixed}; do
         # Progress on stderr: a run that times out shows how far it got.
         echo "desktop_suite: $sched under $load, at $SECONDS s" >&2
