@@ -45,8 +45,8 @@ detach() {
 hrtick_set() {
     local f=/sys/kernel/debug/sched/features
     [ -e $f ] || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-    grep -qw -e HRTICK -e NO_HRTICK $f 2>/dev/null || { echo "error: no HRTICK scheduler feature" >&2; return 1; }
-    HRTICK_BEFORE=$(grep -ow -e HRTICK -e NO_HRTICK $f)
+    HRTICK_BEFORE=$(grep -ow -e HRTICK -e NO_HRTICK $f 2>/dev/null) ||
+        { echo "error: no HRTICK scheduler feature" >&2; return 1; }
     echo "$1" > $f
 }
 hogs_start() { "$STRESS_NG" --cpu "$1" --cpu-method loop -t 600 -q & HOGS=$!; sleep 2; }
@@ -71,7 +71,6 @@ light_load() {
     (cd /tmp && periodic_json 60 > /tmp/light.json && rt-app /tmp/light.json > /dev/null 2>&1) &
     local rt=$!
     sleep 2
-    sysctl -q kernel.sched_schedstats=1 2>/dev/null
     a=$(cpu_times); i0=$(interrupts); machine_counts > /tmp/machine.light
     sleep $secs
     b=$(cpu_times); i1=$(interrupts); machine_rates "$s" light /tmp/machine.light

@@ -130,10 +130,11 @@ periodic_log() { ls /tmp/rtapp/rt-"$1"-*.log 2>/dev/null | head -1; }
 
 # What the machine did meanwhile, per second: local timer interrupts (ticks and high-resolution
 # timers), rescheduling and function-call IPIs (a scheduler's kicks) and switches to the idle
-# task (a CPU going idle; counted only with kernel.sched_schedstats on, which desktop_suite
+# task (a CPU going idle; counted only with kernel.sched_schedstats on, which the first count
 # turns on). Under single-threaded TCG the first and the last also end a vCPU's turn on the
 # host, which is what decides how late the other vCPUs' timers fire.
 machine_counts() {
+    sysctl -q kernel.sched_schedstats=1 2>/dev/null
     awk '$1 ~ /^(LOC|RES|CAL):$/ {n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i; print $1, n}' /proc/interrupts
     awk '/^cpu[0-9]/ {n += $5} END {if (NR) print "idle:", n}' /proc/schedstat 2>/dev/null
     echo "time: $EPOCHREALTIME"
@@ -396,7 +397,6 @@ counters_delta() {
 # column.
 desktop_suite() {
     local sched=$1 secs=$2 load
-    sysctl -q kernel.sched_schedstats=1 2>/dev/null
     for load in ${DESKTOP_LOADS:-hogs storm build mixed}; do
         # Progress on stderr: a run that times out shows how far it got.
         echo "desktop_suite: $sched under $load, at $SECONDS s" >&2
