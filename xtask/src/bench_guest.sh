@@ -64,7 +64,7 @@ interrupts() { awk 'NR > 1 {for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i
 
 # Light load (the periodic tasks alone, as a video or a game's menu): how many CPUs work
 # (busy over 3 % of the time; one busier cannot deep-idle) and how often CPUs are woken
-# (interrupts per second across all CPUs: timer ticks, rescheduling IPIs, kicks; and by kind,
+# (interrupts per second across all CPUs: timer ticks, IPIs, kicks; and by kind,
 # with the CPUs' entries into idle, after machine_rates).
 light_load() {
     local s=$1 secs=8 a b i0 i1

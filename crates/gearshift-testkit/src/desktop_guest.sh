@@ -129,20 +129,24 @@ periodic_run() {
 periodic_log() { ls /tmp/rtapp/rt-"$1"-*.log 2>/dev/null | head -1; }
 
 # What the machine did meanwhile, per second: local timer interrupts (ticks and high-resolution
-# timers), rescheduling and function-call IPIs (a scheduler's kicks) and switches to the idle
-# task (a CPU going idle; counted only with kernel.sched_schedstats on, which the first count
-# turns on). Under single-threaded TCG the first and the last also end a vCPU's turn on the
-# host, which is what decides how late the other vCPUs' timers fire.
+# timers); IPIs that wake or preempt another CPU (EEVDF queues a wakeup on an idle CPU with a
+# function-call IPI, sched_ext sends a rescheduling one: the two kinds summed compare them);
+# irq_work self-interrupts (sched_ext's kicks and BPF ring buffer wakeups of a scheduler's user
+# space defer through them); and switches to the idle task (a CPU going idle; counted only with
+# kernel.sched_schedstats on, which the first count turns on). Under single-threaded TCG the
+# first and the last also end a vCPU's turn on the host, which is what decides how late the
+# other vCPUs' timers fire.
 machine_counts() {
     sysctl -q kernel.sched_schedstats=1 2>/dev/null
-    awk '$1 ~ /^(LOC|RES|CAL):$/ {n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i; print $1, n}' /proc/interrupts
+    awk '$1 ~ /^(LOC|RES|CAL|IWI):$/ {n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i; c[$1] = n}
+         END {print "LOC:", c["LOC:"] + 0; print "IPI:", c["RES:"] + c["CAL:"]; print "IWI:", c["IWI:"] + 0}' /proc/interrupts
     awk '/^cpu[0-9]/ {n += $5} END {if (NR) print "idle:", n}' /proc/schedstat 2>/dev/null
     echo "time: $EPOCHREALTIME"
 }
 # `result <scheduler> <metric prefix>_<counter>_per_s <rate>` since the counts in file $3.
 machine_rates() {
     machine_counts | awk -v s="$1" -v m="$2" '
-        BEGIN { name["LOC:"] = "timer_irqs"; name["RES:"] = "resched_ipis"; name["CAL:"] = "call_ipis"; name["idle:"] = "idle_entries" }
+        BEGIN { name["LOC:"] = "timer_irqs"; name["IPI:"] = "wakeup_ipis"; name["IWI:"] = "irq_work"; name["idle:"] = "idle_entries" }
         NR == FNR { b[$1] = $2; next }
         { a[$1] = $2 }
         END {

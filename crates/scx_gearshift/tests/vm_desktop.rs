@@ -50,7 +50,7 @@ stop_sched
             number(&out, &format!("{load}_timer_irqs_per_s")) > 0.0,
             "timer interrupts counted under {load}"
         );
-        for counter in ["resched_ipis", "call_ipis", "idle_entries"] {
+        for counter in ["wakeup_ipis", "irq_work", "idle_entries"] {
             assert!(
                 number(&out, &format!("{load}_{counter}_per_s")) >= 0.0,
                 "{counter} counted under {load}"
