@@ -107,6 +107,59 @@ stop_sched
 
 #[test]
 #[ignore = "boots the sched_ext VM; run by tools/test.sh"]
+fn low_power_runs_the_schedulers_own_timers_on_its_active_cpu() {
+    // ops.init arms the BPF timers on the CPU the kernel enables the scheduler from: the
+    // loader's (6.12) or its enable kthread's (later kernels, created at the first enable).
+    // Both are put on the last CPU, on an idle machine whose one active CPU is the first in
+    // packing order: a timer left where it was armed wakes a CPU low-power mode keeps asleep,
+    // 100 times a second.
+    let out = run(
+        4,
+        r#"
+start_sched
+stop_sched > /dev/null
+for p in $(pgrep -x scx_enable_help); do taskset -pc 3 $p > /dev/null; done
+taskset -pc 3 $$ > /dev/null
+start_sched --control-socket /tmp/gs.sock --mode low-power
+taskset -apc 0-3 $SCHED_PID > /dev/null
+taskset -pc 0-3 $$ > /dev/null
+sleep 3
+T=/sys/kernel/tracing
+echo 1 > $T/events/timer/hrtimer_expire_entry/enable
+echo > $T/trace
+echo 1 > $T/tracing_on
+sleep 3
+echo 0 > $T/tracing_on
+for c in 0 1 2 3; do echo "timer_cb_cpu$c=$(grep -c 'function=bpf_timer_cb' $T/per_cpu/cpu$c/trace)"; done
+echo "active_cpus=$(stat nr_active_cpus)"
+echo "state=$(state)"
+stop_sched
+"#,
+    );
+    assert_eq!(out.status, 0);
+    assert_eq!(field(&out, "state"), Some("enabled"));
+    assert_eq!(
+        number(&out, "active_cpus"),
+        1.0,
+        "an idle machine needs one CPU"
+    );
+    let per_cpu: Vec<f64> = (0..4)
+        .map(|c| number(&out, &format!("timer_cb_cpu{c}")))
+        .collect();
+    eprintln!("BPF timer expirations per CPU over 3 s: {per_cpu:?}");
+    assert!(
+        per_cpu[0] >= 30.0,
+        "the load tick runs on the active CPU: {per_cpu:?}"
+    );
+    assert_eq!(
+        per_cpu[1..].iter().sum::<f64>(),
+        0.0,
+        "and on no CPU low-power keeps asleep: {per_cpu:?}"
+    );
+}
+
+#[test]
+#[ignore = "boots the sched_ext VM; run by tools/test.sh"]
 fn preemption_lowers_wakeup_latency_under_cpu_hogs() {
     let out = run(
         2,

@@ -40,4 +40,25 @@ static bool reaches_active(const struct task_struct *p)
 	return !active || bpf_cpumask_intersects(active, p->cpus_ptr);
 }
 
+/*
+ * Whether a BPF timer last run on @timer_cpu should move to @cpu: low-power mode keeps
+ * @timer_cpu out of service and @cpu in it. A BPF timer fires on the CPU that armed it and
+ * its callback re-arms it there, so the scheduler's timers stayed on whichever CPU ops.init
+ * ran on: a CPU kept out of service was woken 100 times a second by the load tick alone.
+ */
+static __always_inline bool timer_off_active(s32 timer_cpu, s32 cpu)
+{
+	return timer_cpu != cpu && lowpower() && !cpu_is_active(timer_cpu) && cpu_is_active(cpu);
+}
+
+/*
+ * Re-arms @timer (period @period_ns, last run on *@timer_cpu) from @cpu, where a task starts
+ * running (ops.running): armed from a CPU that is not idle, the hrtimer moves there.
+ */
+static void timer_follow_active(struct bpf_timer *timer, s32 *timer_cpu, u64 period_ns, s32 cpu)
+{
+	*timer_cpu = cpu;
+	bpf_timer_start(timer, period_ns, 0);
+}
+
 #endif

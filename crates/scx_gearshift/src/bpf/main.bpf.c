@@ -215,6 +215,7 @@ void BPF_STRUCT_OPS(gearshift_running, struct task_struct *p)
 	s32 cpu = scx_bpf_task_cpu(p);
 	bool prio;
 
+	timers_follow_active(cpu);
 	if (is_usersched(p)) {
 		usersched_needed = 0;
 		usersched_last_run_ns = scx_bpf_now();

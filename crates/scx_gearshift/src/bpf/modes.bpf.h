@@ -15,6 +15,8 @@ static u64 avg_running;
  */
 static u64 avg_pack;
 static u64 last_tick_ns;
+/* The CPU the load tick last ran on (timer_follow_active()); -1 before its first run. */
+static s32 load_tick_cpu = -1;
 static bool fifo_active;
 /* Consecutive ticks the system has looked underutilized. */
 static u32 calm_ticks;
@@ -159,6 +161,7 @@ static s32 load_tick_fn(void *map, int *key, struct bpf_timer *timer)
 	u64 delta = last_tick_ns ? now - last_tick_ns : 0, load;
 
 	last_tick_ns = now;
+	load_tick_cpu = bpf_get_smp_processor_id();
 	load = (counters.nr_running + nr_waiting()) * GS_LOAD_SCALE;
 	avg_running = (avg_running * 3 + load) / 4;
 	avg_pack = (avg_pack * 15 + load) / 16;
@@ -187,6 +190,25 @@ struct {
 	__type(key, u32);
 	__type(value, struct load_timer);
 } load_timer_stor SEC(".maps");
+
+/*
+ * A task starts running on @cpu (ops.running): in low-power mode the scheduler's timers move
+ * to an active CPU (timer_off_active()), the heartbeat too, so that an idle machine's only
+ * active CPU hosts them and the others sleep.
+ */
+static void timers_follow_active(s32 cpu)
+{
+	struct load_timer *lt;
+	struct heartbeat *hb;
+	u32 key = 0;
+
+	if (timer_off_active(load_tick_cpu, cpu) &&
+	    (lt = bpf_map_lookup_elem(&load_timer_stor, &key)))
+		timer_follow_active(&lt->timer, &load_tick_cpu, GS_LOAD_TICK_NS, cpu);
+	if (timer_off_active(heartbeat_cpu, cpu) &&
+	    (hb = bpf_map_lookup_elem(&heartbeat_timer, &key)))
+		timer_follow_active(&hb->timer, &heartbeat_cpu, GS_HEARTBEAT_NS, cpu);
+}
 
 static s32 modes_init(void)
 {

@@ -27,6 +27,9 @@ volatile u64 kernel_vruntime_max;
 /* Set when something happened user space must look at; cleared when it starts running. */
 static volatile u32 usersched_needed;
 
+/* The CPU the heartbeat last ran on (timer_follow_active()); -1 before its first run. */
+static s32 heartbeat_cpu = -1;
+
 /* Time the user-space scheduler last started running. */
 static u64 usersched_last_run_ns;
 
@@ -101,6 +104,7 @@ struct {
  */
 static int heartbeat_fn(void *map, int *key, struct bpf_timer *timer)
 {
+	heartbeat_cpu = bpf_get_smp_processor_id();
 	if (elapsed_since(usersched_last_run_ns) >= GS_HEARTBEAT_NS) {
 		set_usersched_needed();
 		/* As in load_tick_fn(): the active mask needs RCU here on older kernels. */
