@@ -107,12 +107,14 @@ stop_sched
 
 #[test]
 #[ignore = "boots the sched_ext VM; run by tools/test.sh"]
-fn low_power_runs_the_schedulers_own_timers_on_its_active_cpu() {
-    // ops.init arms the BPF timers on the CPU the kernel enables the scheduler from: the
-    // loader's (6.12) or its enable kthread's (later kernels, created at the first enable).
-    // Both are put on the last CPU, on an idle machine whose one active CPU is the first in
-    // packing order: a timer left where it was armed wakes a CPU low-power mode keeps asleep,
-    // 100 times a second.
+fn an_idle_machine_wakes_for_the_schedulers_timers_rarely_and_on_one_cpu() {
+    // The load tick slows from 100 to 10 times a second while nothing runs or waits (the
+    // heartbeat adds 4): over 3 s, well under the 300 of a steady tick. In low-power mode both
+    // run on its one active CPU. ops.init arms them on the CPU the kernel enables the
+    // scheduler from: the loader's (6.12) or its enable kthread's (later kernels, created at
+    // the first enable). Both are put on the last CPU here, while the one active CPU is the
+    // first in packing order: a timer left where it was armed would wake a CPU low-power
+    // keeps asleep.
     let out = run(
         4,
         r#"
@@ -147,14 +149,14 @@ stop_sched
         .map(|c| number(&out, &format!("timer_cb_cpu{c}")))
         .collect();
     eprintln!("BPF timer expirations per CPU over 3 s: {per_cpu:?}");
+    let total: f64 = per_cpu.iter().sum();
     assert!(
-        per_cpu[0] >= 30.0,
-        "the load tick runs on the active CPU: {per_cpu:?}"
+        (1.0..150.0).contains(&total),
+        "the load tick slows down on an idle machine: {total} expirations in 3 s"
     );
     assert_eq!(
-        per_cpu[1..].iter().sum::<f64>(),
-        0.0,
-        "and on no CPU low-power keeps asleep: {per_cpu:?}"
+        per_cpu[0], total,
+        "and runs on the active CPU, on none that low-power keeps asleep: {per_cpu:?}"
     );
 }
 

@@ -223,6 +223,7 @@ void BPF_STRUCT_OPS(gearshift_running, struct task_struct *p)
 		latency_note_running(false);
 		return;
 	}
+	load_tick_wake(cpu);
 	tctx = lookup_task_ctx(p);
 	if (!tctx) {
 		note_running(cpu, is_kthread(p) ? RUN_PROTECTED : RUN_REGULAR, 0, true);

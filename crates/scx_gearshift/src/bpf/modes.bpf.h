@@ -17,6 +17,11 @@ static u64 avg_pack;
 static u64 last_tick_ns;
 /* The CPU the load tick last ran on (timer_follow_active()); -1 before its first run. */
 static s32 load_tick_cpu = -1;
+/* The load tick runs at GS_LOAD_IDLE_TICK_NS: the machine had nothing to run. */
+static bool load_tick_idle;
+
+/* Load tick period while nothing runs or waits (load_tick_fn()). */
+#define GS_LOAD_IDLE_TICK_NS (100 * 1000 * 1000ULL)
 static bool fifo_active;
 /* Consecutive ticks the system has looked underutilized. */
 static u32 calm_ticks;
@@ -176,7 +181,14 @@ static s32 load_tick_fn(void *map, int *key, struct bpf_timer *timer)
 	kick_for_waiting();
 	rescue_overdue_tasks();
 	bpf_rcu_read_unlock();
-	bpf_timer_start(timer, GS_LOAD_TICK_NS, 0);
+	/*
+	 * Nothing runs or waits and the averages have decayed (low-power's set is down to one
+	 * CPU): tick ten times a second instead of a hundred until a task runs on an active CPU
+	 * (load_tick_wake()). An idle laptop was woken 100 times a second to average zeros; the
+	 * slow tick still bounds how long rescue_overdue_tasks() leaves a forgotten task.
+	 */
+	load_tick_idle = !load && avg_running < GS_LOAD_SCALE / 16 && avg_pack < GS_LOAD_SCALE / 4;
+	bpf_timer_start(timer, load_tick_idle ? GS_LOAD_IDLE_TICK_NS : GS_LOAD_TICK_NS, 0);
 	return 0;
 }
 
@@ -208,6 +220,24 @@ static void timers_follow_active(s32 cpu)
 	if (timer_off_active(heartbeat_cpu, cpu) &&
 	    (hb = bpf_map_lookup_elem(&heartbeat_timer, &key)))
 		timer_follow_active(&hb->timer, &heartbeat_cpu, GS_HEARTBEAT_NS, cpu);
+}
+
+/*
+ * A task that counts towards the load starts running on @cpu (ops.running): the load tick
+ * goes back to GS_LOAD_TICK_NS if it had slowed down. Only from an active CPU: armed from one
+ * that low-power keeps out of service, the timer would move there.
+ */
+static void load_tick_wake(s32 cpu)
+{
+	struct load_timer *lt;
+	u32 key = 0;
+
+	if (!load_tick_idle || !cpu_is_active(cpu) ||
+	    !(lt = bpf_map_lookup_elem(&load_timer_stor, &key)))
+		return;
+	load_tick_idle = false;
+	load_tick_cpu = cpu;
+	bpf_timer_start(&lt->timer, GS_LOAD_TICK_NS, 0);
 }
 
 static s32 modes_init(void)
