@@ -55,7 +55,7 @@ static __always_inline bool timer_off_active(s32 timer_cpu, s32 cpu)
  * Re-arms @timer (period @period_ns, last run on *@timer_cpu) from @cpu, where a task starts
  * running (ops.running): armed from a CPU that is not idle, the hrtimer moves there.
  */
-static void timer_follow_active(struct bpf_timer *timer, s32 *timer_cpu, u64 period_ns, s32 cpu)
+static void timer_rearm_here(struct bpf_timer *timer, s32 *timer_cpu, u64 period_ns, s32 cpu)
 {
 	*timer_cpu = cpu;
 	bpf_timer_start(timer, period_ns, 0);

@@ -15,16 +15,16 @@ static u64 avg_running;
  */
 static u64 avg_pack;
 static u64 last_tick_ns;
-/* The CPU the load tick last ran on (timer_follow_active()); -1 before its first run. */
+/* The CPU the load tick last ran on (timers_follow_active()); -1 before its first run. */
 static s32 load_tick_cpu = -1;
 /* The load tick runs at GS_LOAD_IDLE_TICK_NS: the machine had nothing to run. */
 static bool load_tick_idle;
-
-/* Load tick period while nothing runs or waits (load_tick_fn()). */
-#define GS_LOAD_IDLE_TICK_NS (100 * 1000 * 1000ULL)
 static bool fifo_active;
 /* Consecutive ticks the system has looked underutilized. */
 static u32 calm_ticks;
+
+/* Load tick period while nothing runs or waits (load_tick_fn()). */
+#define GS_LOAD_IDLE_TICK_NS (100 * 1000 * 1000ULL)
 
 /* Ticks of calm before FIFO dispatch resumes (hysteresis in time as well as in load). */
 #define FIFO_CALM_TICKS 20
@@ -216,10 +216,10 @@ static void timers_follow_active(s32 cpu)
 
 	if (timer_off_active(load_tick_cpu, cpu) &&
 	    (lt = bpf_map_lookup_elem(&load_timer_stor, &key)))
-		timer_follow_active(&lt->timer, &load_tick_cpu, GS_LOAD_TICK_NS, cpu);
+		timer_rearm_here(&lt->timer, &load_tick_cpu, GS_LOAD_TICK_NS, cpu);
 	if (timer_off_active(heartbeat_cpu, cpu) &&
 	    (hb = bpf_map_lookup_elem(&heartbeat_timer, &key)))
-		timer_follow_active(&hb->timer, &heartbeat_cpu, GS_HEARTBEAT_NS, cpu);
+		timer_rearm_here(&hb->timer, &heartbeat_cpu, GS_HEARTBEAT_NS, cpu);
 }
 
 /*
