@@ -215,7 +215,7 @@ void BPF_STRUCT_OPS(gearshift_running, struct task_struct *p)
 	s32 cpu = scx_bpf_task_cpu(p);
 	bool prio;
 
-	timers_follow_active(cpu);
+	timers_follow_running(cpu, !is_usersched(p));
 	if (is_usersched(p)) {
 		usersched_needed = 0;
 		usersched_last_run_ns = scx_bpf_now();
@@ -223,7 +223,6 @@ void BPF_STRUCT_OPS(gearshift_running, struct task_struct *p)
 		latency_note_running(false);
 		return;
 	}
-	load_tick_wake(cpu);
 	tctx = lookup_task_ctx(p);
 	if (!tctx) {
 		note_running(cpu, is_kthread(p) ? RUN_PROTECTED : RUN_REGULAR, 0, true);

@@ -15,7 +15,7 @@ static u64 avg_running;
  */
 static u64 avg_pack;
 static u64 last_tick_ns;
-/* The CPU the load tick last ran on (timers_follow_active()); -1 before its first run. */
+/* The CPU the load tick last ran on (timers_follow_running()); -1 before its first run. */
 static s32 load_tick_cpu = -1;
 /* The load tick runs at GS_LOAD_IDLE_TICK_NS: the machine had nothing to run. */
 static bool load_tick_idle;
@@ -184,8 +184,9 @@ static s32 load_tick_fn(void *map, int *key, struct bpf_timer *timer)
 	/*
 	 * Nothing runs or waits and the averages have decayed (low-power's set is down to one
 	 * CPU): tick ten times a second instead of a hundred until a task runs on an active CPU
-	 * (load_tick_wake()). An idle laptop was woken 100 times a second to average zeros; the
-	 * slow tick still bounds how long rescue_overdue_tasks() leaves a forgotten task.
+	 * (timers_follow_running()). An idle laptop was woken 100 times a second to average
+	 * zeros; the slow tick still bounds how long rescue_overdue_tasks() leaves a forgotten
+	 * task.
 	 */
 	load_tick_idle = !load && avg_running < GS_LOAD_SCALE / 16 && avg_pack < GS_LOAD_SCALE / 4;
 	bpf_timer_start(timer, load_tick_idle ? GS_LOAD_IDLE_TICK_NS : GS_LOAD_TICK_NS, 0);
@@ -204,40 +205,28 @@ struct {
 } load_timer_stor SEC(".maps");
 
 /*
- * A task starts running on @cpu (ops.running): in low-power mode the scheduler's timers move
- * to an active CPU (timer_off_active()), the heartbeat too, so that an idle machine's only
- * active CPU hosts them and the others sleep.
+ * A task starts running on @cpu (ops.running); @counted: it counts towards the load (it is not
+ * the scheduler's own thread). The load tick is re-armed here when low-power keeps the CPU it
+ * fires on out of service (timer_off_active()), or when it had slowed down (load_tick_fn())
+ * and @cpu is active: armed from a CPU low-power keeps out of service, it would move there.
+ * The heartbeat moves like the first. At most one re-arm per timer and event: on 7.x kernels
+ * each costs an irq_work.
  */
-static void timers_follow_active(s32 cpu)
+static void timers_follow_running(s32 cpu, bool counted)
 {
 	struct load_timer *lt;
 	struct heartbeat *hb;
 	u32 key = 0;
 
-	if (timer_off_active(load_tick_cpu, cpu) &&
-	    (lt = bpf_map_lookup_elem(&load_timer_stor, &key)))
+	if ((timer_off_active(load_tick_cpu, cpu) ||
+	     (counted && load_tick_idle && cpu_is_active(cpu))) &&
+	    (lt = bpf_map_lookup_elem(&load_timer_stor, &key))) {
+		load_tick_idle = false;
 		timer_rearm_here(&lt->timer, &load_tick_cpu, GS_LOAD_TICK_NS, cpu);
+	}
 	if (timer_off_active(heartbeat_cpu, cpu) &&
 	    (hb = bpf_map_lookup_elem(&heartbeat_timer, &key)))
 		timer_rearm_here(&hb->timer, &heartbeat_cpu, GS_HEARTBEAT_NS, cpu);
-}
-
-/*
- * A task that counts towards the load starts running on @cpu (ops.running): the load tick
- * goes back to GS_LOAD_TICK_NS if it had slowed down. Only from an active CPU: armed from one
- * that low-power keeps out of service, the timer would move there.
- */
-static void load_tick_wake(s32 cpu)
-{
-	struct load_timer *lt;
-	u32 key = 0;
-
-	if (!load_tick_idle || !cpu_is_active(cpu) ||
-	    !(lt = bpf_map_lookup_elem(&load_timer_stor, &key)))
-		return;
-	load_tick_idle = false;
-	load_tick_cpu = cpu;
-	bpf_timer_start(&lt->timer, GS_LOAD_TICK_NS, 0);
 }
 
 static s32 modes_init(void)

@@ -27,7 +27,7 @@ volatile u64 kernel_vruntime_max;
 /* Set when something happened user space must look at; cleared when it starts running. */
 static volatile u32 usersched_needed;
 
-/* The CPU the heartbeat last ran on (timers_follow_active()); -1 before its first run. */
+/* The CPU the heartbeat last ran on (timers_follow_running()); -1 before its first run. */
 static s32 heartbeat_cpu = -1;
 
 /* Time the user-space scheduler last started running. */
