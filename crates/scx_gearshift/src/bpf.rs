@@ -57,6 +57,22 @@ pub struct BpfTunables {
     pub watchdog_timeout_ms: u32,
 }
 
+/// The kernel's watchdog timeout when the scheduler names none (`timeout_ms` 0).
+const KERNEL_WATCHDOG_MS: u64 = 30_000;
+
+/// The heartbeat's period on an idle machine (usersched.bpf.h): as slow as
+/// `GS_HEARTBEAT_IDLE_MAX_NS`, but at most a quarter of the watchdog timeout, because the
+/// scheduling thread waits runnable between heartbeats; never faster than the busy heartbeat.
+fn idle_heartbeat_ns(watchdog_timeout_ms: u32) -> u64 {
+    let timeout_ms = match watchdog_timeout_ms {
+        0 => KERNEL_WATCHDOG_MS,
+        ms => u64::from(ms),
+    };
+    (timeout_ms * 1_000_000 / 4)
+        .min(intf::gs_consts_GS_HEARTBEAT_IDLE_MAX_NS as u64)
+        .max(intf::gs_consts_GS_HEARTBEAT_NS as u64)
+}
+
 /// The BPF encoding of a mode (`enum gs_mode`).
 fn mode_code(mode: gearshift_types::Mode) -> u32 {
     use gearshift_types::Mode;
@@ -127,6 +143,7 @@ impl<'obj> Bpf<'obj> {
         rodata.slice_min_ns = tunables.slice_min_ns;
         rodata.starvation_ns = tunables.starvation_ns;
         rodata.weight_cap = tunables.weight_cap;
+        rodata.heartbeat_idle_ns = idle_heartbeat_ns(tunables.watchdog_timeout_ms);
         let topo = scx_utils::Topology::new().context("reading the CPU topology")?;
         let order = crate::topology::packing_order(&topo);
         for (slot, cpu) in rodata.pack_order.iter_mut().zip(&order) {
@@ -324,7 +341,7 @@ impl<'obj> Bpf<'obj> {
 
 #[cfg(test)]
 mod tests {
-    use super::intf;
+    use super::{idle_heartbeat_ns, intf};
     use crate::policy::{PolicyConfig, BURST_CHARGE_SLICES};
 
     /// BPF queues ended slices itself at the deadline the policy would give (dispatch.bpf.h:
@@ -347,5 +364,16 @@ mod tests {
             intf::gs_consts_GS_DFL_SLICE_MIN_NS as u64,
             PolicyConfig::default().slice_min_ns
         );
+    }
+
+    /// The idle heartbeat keeps the scheduling thread well inside the watchdog timeout: a
+    /// second with the kernel's 30 s, 750 ms with the 3 s the reliability tests use, and
+    /// never below the busy heartbeat however short the timeout.
+    #[test]
+    fn the_idle_heartbeat_stays_well_inside_the_watchdog_timeout() {
+        assert_eq!(idle_heartbeat_ns(0), 1_000_000_000);
+        assert_eq!(idle_heartbeat_ns(30_000), 1_000_000_000);
+        assert_eq!(idle_heartbeat_ns(3_000), 750_000_000);
+        assert_eq!(idle_heartbeat_ns(1), intf::gs_consts_GS_HEARTBEAT_NS as u64);
     }
 }

@@ -33,6 +33,9 @@ enum gs_consts {
 	GS_MAX_QUEUED		= 8192,
 	/* Heartbeat: user space runs at least this often, even with nothing queued. */
 	GS_HEARTBEAT_NS		= 250 * 1000 * 1000,
+	/* Longest heartbeat period while the machine is idle (a quarter of the watchdog
+	 * timeout at most: the scheduler waits in its DSQ, runnable, between heartbeats). */
+	GS_HEARTBEAT_IDLE_MAX_NS = 1000 * 1000 * 1000,
 	/* Period of the load sampling behind fifo and low-power decisions. */
 	GS_LOAD_TICK_NS		= 10 * 1000 * 1000,
 	/* Fixed-point scale of load averages. */

@@ -215,7 +215,7 @@ void BPF_STRUCT_OPS(gearshift_running, struct task_struct *p)
 	s32 cpu = scx_bpf_task_cpu(p);
 	bool prio;
 
-	timers_follow_running(cpu, !is_usersched(p));
+	timers_follow_running(cpu);
 	if (is_usersched(p)) {
 		usersched_needed = 0;
 		usersched_last_run_ns = scx_bpf_now();
@@ -272,6 +272,7 @@ void BPF_STRUCT_OPS(gearshift_runnable, struct task_struct *p, u64 enq_flags)
 /* A task running away from its node goes back as soon as a CPU there is idle. */
 void BPF_STRUCT_OPS(gearshift_tick, struct task_struct *p)
 {
+	load_tick_follow_load(p, scx_bpf_task_cpu(p));
 	if (!lowpower() && !is_usersched(p) && should_go_home(p))
 		scx_bpf_task_set_slice(p, 0);
 	else
@@ -283,6 +284,13 @@ void BPF_STRUCT_OPS(gearshift_stopping, struct task_struct *p, bool runnable)
 	struct task_ctx *tctx = lookup_task_ctx(p);
 
 	note_stopping(scx_bpf_task_cpu(p));
+	/*
+	 * A thread of the scheduler's process stops: it may have forwarded a control request to
+	 * the scheduling loop (control.rs) and now waits for the answer. Run the loop at the next
+	 * dispatch instead of at the heartbeat, up to a second away on an idle machine.
+	 */
+	if (is_usersched_helper(p))
+		set_usersched_needed();
 	if (tctx && tctx->last_run_ns)
 		tctx->awake_ns += elapsed_since(tctx->last_run_ns);
 }

@@ -17,14 +17,12 @@ static u64 avg_pack;
 static u64 last_tick_ns;
 /* The CPU the load tick last ran on (timers_follow_running()); -1 before its first run. */
 static s32 load_tick_cpu = -1;
-/* The load tick runs at GS_LOAD_IDLE_TICK_NS: the machine had nothing to run. */
-static bool load_tick_idle;
 static bool fifo_active;
 /* Consecutive ticks the system has looked underutilized. */
 static u32 calm_ticks;
 
 /* Load tick period while nothing runs or waits (load_tick_fn()). */
-#define GS_LOAD_IDLE_TICK_NS (100 * 1000 * 1000ULL)
+#define GS_LOAD_IDLE_TICK_NS (1000 * 1000 * 1000ULL)
 
 /* Ticks of calm before FIFO dispatch resumes (hysteresis in time as well as in load). */
 #define FIFO_CALM_TICKS 20
@@ -183,13 +181,15 @@ static s32 load_tick_fn(void *map, int *key, struct bpf_timer *timer)
 	bpf_rcu_read_unlock();
 	/*
 	 * Nothing runs or waits and the averages have decayed (low-power's set is down to one
-	 * CPU): tick ten times a second instead of a hundred until a task runs on an active CPU
-	 * (timers_follow_running()). An idle laptop was woken 100 times a second to average
-	 * zeros; the slow tick still bounds how long rescue_overdue_tasks() leaves a forgotten
-	 * task.
+	 * CPU): tick once a second instead of a hundred times until a scheduler tick finds a
+	 * task running on an active CPU (load_tick_follow_load()), and slow the heartbeat too.
+	 * An idle laptop was woken 100 times a second to average zeros. Nothing waits while the
+	 * tick is slow, so the backstop (rescue_overdue_tasks()) has nothing to wait on: it
+	 * matters again only for a task queued after this tick that no CPU takes, and the next
+	 * tick finds it.
 	 */
-	load_tick_idle = !load && avg_running < GS_LOAD_SCALE / 16 && avg_pack < GS_LOAD_SCALE / 4;
-	bpf_timer_start(timer, load_tick_idle ? GS_LOAD_IDLE_TICK_NS : GS_LOAD_TICK_NS, 0);
+	machine_idle = !load && avg_running < GS_LOAD_SCALE / 16 && avg_pack < GS_LOAD_SCALE / 4;
+	bpf_timer_start(timer, machine_idle ? GS_LOAD_IDLE_TICK_NS : GS_LOAD_TICK_NS, 0);
 	return 0;
 }
 
@@ -205,28 +205,53 @@ struct {
 } load_timer_stor SEC(".maps");
 
 /*
- * A task starts running on @cpu (ops.running); @counted: it counts towards the load (it is not
- * the scheduler's own thread). The load tick is re-armed here when low-power keeps the CPU it
- * fires on out of service (timer_off_active()), or when it had slowed down (load_tick_fn())
- * and @cpu is active: armed from a CPU low-power keeps out of service, it would move there.
- * The heartbeat moves like the first. At most one re-arm per timer and event: on 7.x kernels
- * each costs an irq_work.
+ * A task starts running on @cpu (ops.running). Low-power keeps the CPU a timer last fired on
+ * out of service and @cpu in it (timer_off_active()): re-armed from here, the timer moves to
+ * @cpu. At most one re-arm per timer and event: on 7.x kernels each costs an irq_work.
  */
-static void timers_follow_running(s32 cpu, bool counted)
+static void timers_follow_running(s32 cpu)
 {
 	struct load_timer *lt;
 	struct heartbeat *hb;
 	u32 key = 0;
 
-	if ((timer_off_active(load_tick_cpu, cpu) ||
-	     (counted && load_tick_idle && cpu_is_active(cpu))) &&
+	if (timer_off_active(load_tick_cpu, cpu) &&
 	    (lt = bpf_map_lookup_elem(&load_timer_stor, &key))) {
-		load_tick_idle = false;
+		machine_idle = false;
 		timer_rearm_here(&lt->timer, &load_tick_cpu, GS_LOAD_TICK_NS, cpu);
 	}
 	if (timer_off_active(heartbeat_cpu, cpu) &&
 	    (hb = bpf_map_lookup_elem(&heartbeat_timer, &key)))
 		timer_rearm_here(&hb->timer, &heartbeat_cpu, GS_HEARTBEAT_NS, cpu);
+}
+
+/* How long a task runs without stopping before an idle machine counts as loaded again. */
+#define GS_LOAD_WAKE_RUN_NS (4 * 1000 * 1000ULL)
+
+/*
+ * The scheduler tick (ops.tick) finds @p running on @cpu while the load tick runs slowly
+ * (load_tick_fn()): once @p has run GS_LOAD_WAKE_RUN_NS without stopping, or tasks wait for
+ * a CPU, the machine has work again, and the load tick goes back to its period, armed from
+ * @cpu if it is active (from a CPU low-power keeps out of service, it would move there). Not
+ * when a task merely starts: on an idle machine kernel workers and a shell's commands run for
+ * microseconds several times a second, and each brought a 10 ms tick that woke the CPU again
+ * to find nothing.
+ */
+static void load_tick_follow_load(struct task_struct *p, s32 cpu)
+{
+	struct load_timer *lt;
+	struct task_ctx *tctx;
+	u32 key = 0;
+
+	if (!machine_idle || is_usersched(p) || !cpu_is_active(cpu) ||
+	    !(tctx = lookup_task_ctx(p)))
+		return;
+	if (elapsed_since(tctx->last_run_ns) < GS_LOAD_WAKE_RUN_NS && !nr_waiting())
+		return;
+	if (!(lt = bpf_map_lookup_elem(&load_timer_stor, &key)))
+		return;
+	machine_idle = false;
+	timer_rearm_here(&lt->timer, &load_tick_cpu, GS_LOAD_TICK_NS, cpu);
 }
 
 static s32 modes_init(void)

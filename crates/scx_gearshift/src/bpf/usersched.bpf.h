@@ -33,6 +33,15 @@ static s32 heartbeat_cpu = -1;
 /* Time the user-space scheduler last started running. */
 static u64 usersched_last_run_ns;
 
+/* Heartbeat period while the machine is idle (set by user space from the watchdog timeout). */
+const volatile u64 heartbeat_idle_ns = GS_HEARTBEAT_NS;
+
+/*
+ * The load tick found nothing running or waiting (modes.bpf.h): it and the heartbeat slow
+ * down until a scheduler tick finds a task running on an active CPU (load_tick_follow_load()).
+ */
+static bool machine_idle;
+
 static void set_usersched_needed(void)
 {
 	__sync_fetch_and_or(&usersched_needed, 1);
@@ -99,8 +108,12 @@ struct {
 } heartbeat_timer SEC(".maps");
 
 /*
- * Runs user space periodically even when nothing is queued: it must answer control
- * commands, and the scheduler task must not look stalled to the sched_ext watchdog.
+ * Runs user space periodically even when nothing is queued: the scheduler task must not look
+ * stalled to the sched_ext watchdog, and the policy forgets tasks it has not seen for a while.
+ * Control requests do not wait for it (gearshift_stopping() runs user space after the thread
+ * that forwards one). On an idle machine it slows to heartbeat_idle_ns: waking a laptop four
+ * times a second for a scheduler with nothing to schedule cost it more timer interrupts than
+ * the kernel's own scheduler takes.
  */
 static int heartbeat_fn(void *map, int *key, struct bpf_timer *timer)
 {
@@ -113,7 +126,7 @@ static int heartbeat_fn(void *map, int *key, struct bpf_timer *timer)
 		bpf_rcu_read_unlock();
 	}
 	refresh_online_cpus();
-	bpf_timer_start(timer, GS_HEARTBEAT_NS, 0);
+	bpf_timer_start(timer, machine_idle ? heartbeat_idle_ns : GS_HEARTBEAT_NS, 0);
 	return 0;
 }
 
