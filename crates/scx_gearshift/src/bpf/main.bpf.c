@@ -287,7 +287,7 @@ void BPF_STRUCT_OPS(gearshift_stopping, struct task_struct *p, bool runnable)
 	/*
 	 * A thread of the scheduler's process stops: it may have forwarded a control request to
 	 * the scheduling loop (control.rs) and now waits for the answer. Run the loop at the next
-	 * dispatch instead of at the heartbeat, up to a second away on an idle machine.
+	 * dispatch instead of at the heartbeat, up to heartbeat_idle_ns away on an idle machine.
 	 */
 	if (is_usersched_helper(p))
 		set_usersched_needed();

@@ -183,10 +183,9 @@ static s32 load_tick_fn(void *map, int *key, struct bpf_timer *timer)
 	 * Nothing runs or waits and the averages have decayed (low-power's set is down to one
 	 * CPU): tick once a second instead of a hundred times until a scheduler tick finds a
 	 * task running on an active CPU (load_tick_follow_load()), and slow the heartbeat too.
-	 * An idle laptop was woken 100 times a second to average zeros. Nothing waits while the
-	 * tick is slow, so the backstop (rescue_overdue_tasks()) has nothing to wait on: it
-	 * matters again only for a task queued after this tick that no CPU takes, and the next
-	 * tick finds it.
+	 * An idle laptop was woken 100 times a second to average zeros. Nothing waited when the
+	 * tick slowed; a task queued later that no CPU takes (what rescue_overdue_tasks() is
+	 * for) waits for the next slow tick, up to a second, well inside the watchdog's 30.
 	 */
 	machine_idle = !load && avg_running < GS_LOAD_SCALE / 16 && avg_pack < GS_LOAD_SCALE / 4;
 	bpf_timer_start(timer, machine_idle ? GS_LOAD_IDLE_TICK_NS : GS_LOAD_TICK_NS, 0);

@@ -38,7 +38,7 @@ const volatile u64 heartbeat_idle_ns = GS_HEARTBEAT_NS;
 
 /*
  * The load tick found nothing running or waiting (modes.bpf.h): it and the heartbeat slow
- * down until a scheduler tick finds a task running on an active CPU (load_tick_follow_load()).
+ * down until a scheduler tick on an active CPU finds load (load_tick_follow_load()).
  */
 static bool machine_idle;
 
