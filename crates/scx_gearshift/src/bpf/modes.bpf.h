@@ -203,6 +203,18 @@ struct {
 	__type(value, struct load_timer);
 } load_timer_stor SEC(".maps");
 
+/* The load tick back at its period, re-armed from @cpu (it moves there: timer_rearm_here()). */
+static void load_tick_resume(s32 cpu)
+{
+	struct load_timer *lt;
+	u32 key = 0;
+
+	if (!(lt = bpf_map_lookup_elem(&load_timer_stor, &key)))
+		return;
+	machine_idle = false;
+	timer_rearm_here(&lt->timer, &load_tick_cpu, GS_LOAD_TICK_NS, cpu);
+}
+
 /*
  * A task starts running on @cpu (ops.running). Low-power keeps the CPU a timer last fired on
  * out of service and @cpu in it (timer_off_active()): re-armed from here, the timer moves to
@@ -210,15 +222,11 @@ struct {
  */
 static void timers_follow_running(s32 cpu)
 {
-	struct load_timer *lt;
 	struct heartbeat *hb;
 	u32 key = 0;
 
-	if (timer_off_active(load_tick_cpu, cpu) &&
-	    (lt = bpf_map_lookup_elem(&load_timer_stor, &key))) {
-		machine_idle = false;
-		timer_rearm_here(&lt->timer, &load_tick_cpu, GS_LOAD_TICK_NS, cpu);
-	}
+	if (timer_off_active(load_tick_cpu, cpu))
+		load_tick_resume(cpu);
 	if (timer_off_active(heartbeat_cpu, cpu) &&
 	    (hb = bpf_map_lookup_elem(&heartbeat_timer, &key)))
 		timer_rearm_here(&hb->timer, &heartbeat_cpu, GS_HEARTBEAT_NS, cpu);
@@ -238,19 +246,13 @@ static void timers_follow_running(s32 cpu)
  */
 static void load_tick_follow_load(struct task_struct *p, s32 cpu)
 {
-	struct load_timer *lt;
 	struct task_ctx *tctx;
-	u32 key = 0;
 
 	if (!machine_idle || is_usersched(p) || !cpu_is_active(cpu) ||
 	    !(tctx = lookup_task_ctx(p)))
 		return;
-	if (elapsed_since(tctx->last_run_ns) < GS_LOAD_WAKE_RUN_NS && !nr_waiting())
-		return;
-	if (!(lt = bpf_map_lookup_elem(&load_timer_stor, &key)))
-		return;
-	machine_idle = false;
-	timer_rearm_here(&lt->timer, &load_tick_cpu, GS_LOAD_TICK_NS, cpu);
+	if (elapsed_since(tctx->last_run_ns) >= GS_LOAD_WAKE_RUN_NS || nr_waiting())
+		load_tick_resume(cpu);
 }
 
 static s32 modes_init(void)
