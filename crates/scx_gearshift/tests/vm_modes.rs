@@ -136,20 +136,18 @@ echo 1 > $T/tracing_on
 sleep 3
 echo 0 > $T/tracing_on
 for c in 0 1 2 3; do echo "timer_cb_cpu$c=$(grep -c 'function=bpf_timer_cb' $T/per_cpu/cpu$c/trace)"; done
-# Per timer (the hrtimer's address): its expirations, and the shortest gap between two of them.
-# The largest of those gaps is the heartbeat's period (the load tick's shortest gap is 10 ms).
+# Per timer (the hrtimer's address), the gaps between its expirations in ms, one timer per line.
 grep 'function=bpf_timer_cb' $T/trace | awk '
     { h = ""; n = ""
       for (i = 1; i <= NF; i++) {
           if ($i ~ /^hrtimer=/) h = substr($i, 9)
           if ($i ~ /^now=/) n = substr($i, 5) + 0
       }
-      count[h]++
-      if (h in last) { g = n - last[h]; if (!(h in gap) || g < gap[h]) gap[h] = g }
+      if (!(h in gaps)) { gaps[h] = ""; order[++timers] = h }
+      if (h in last) gaps[h] = gaps[h] " " int((n - last[h]) / 1000000)
       last[h] = n }
-    END { m = 0; for (h in gap) if (gap[h] > m) m = gap[h]
-          s = ""; for (h in count) s = s (s == "" ? "" : ",") count[h]
-          print "per_timer=" s; print "slowest_timer_gap_ms=" int(m / 1000000) }'
+    END { for (t = 1; t <= timers; t++) print "timer_gaps_ms_" t "=" gaps[order[t]]
+          print "timers=" timers + 0 }'
 echo "active_cpus=$(stat nr_active_cpus)"
 echo "state=$(state)"
 stop_sched
@@ -167,20 +165,25 @@ stop_sched
         .collect();
     eprintln!("BPF timer expirations per CPU over 3 s: {per_cpu:?}");
     let total: f64 = per_cpu.iter().sum();
-    let per_timer = field(&out, "per_timer").unwrap_or_default();
     assert_eq!(
-        per_timer.split(',').count(),
-        2,
-        "the load tick and the heartbeat, and no other BPF timer: {per_timer}"
+        number(&out, "timers"),
+        2.0,
+        "the load tick and the heartbeat, and no other BPF timer"
     );
-    let heartbeat_gap_ms = number(&out, "slowest_timer_gap_ms");
+    // A task that runs 4 ms at a stretch (even a kernel worker, in an emulated machine beside
+    // another VM) makes the machine busy for a moment and one heartbeat 250 ms: the period
+    // it keeps is the median gap. The load tick's is 10 ms or 1 s, the heartbeat's 1 s.
+    let median_gaps: Vec<f64> = (1..=2)
+        .map(|t| median_gap_ms(field(&out, &format!("timer_gaps_ms_{t}")).unwrap_or_default()))
+        .collect();
+    let heartbeat_gap_ms = median_gaps.iter().copied().fold(0.0, f64::max);
     assert!(
         heartbeat_gap_ms >= 500.0,
-        "the heartbeat slows down on an idle machine: {heartbeat_gap_ms} ms between two (250 busy)"
+        "the heartbeat slows down on an idle machine: {heartbeat_gap_ms} ms between two (250 busy); median gaps {median_gaps:?}"
     );
     assert!(
         (1.0..60.0).contains(&total),
-        "and so does the load tick: {total} expirations in 3 s ({per_timer} per timer)"
+        "and so does the load tick: {total} expirations in 3 s (median gaps {median_gaps:?} ms)"
     );
     assert_eq!(
         per_cpu[0], total,
@@ -315,4 +318,17 @@ stop_sched
         Some("True"),
         "back to FIFO once the load is gone"
     );
+}
+
+/// The median of whitespace-separated gaps; 0 when a timer fired once or not at all.
+fn median_gap_ms(gaps: &str) -> f64 {
+    let mut gaps: Vec<f64> = gaps
+        .split_whitespace()
+        .filter_map(|g| g.parse().ok())
+        .collect();
+    if gaps.is_empty() {
+        return 0.0;
+    }
+    gaps.sort_by(f64::total_cmp);
+    gaps[gaps.len() / 2]
 }
