@@ -18,14 +18,17 @@ static u64 last_tick_ns;
 /* The CPU the load tick last ran on (timers_follow_running()); -1 before its first run. */
 static s32 load_tick_cpu = -1;
 static bool fifo_active;
-/* Consecutive ticks the system has looked underutilized. */
-static u32 calm_ticks;
+/* How long the system has looked underutilized, without a break. */
+static u64 calm_ns;
 
 /* Load tick period while nothing runs or waits (load_tick_fn()). */
 #define GS_LOAD_IDLE_TICK_NS (1000 * 1000 * 1000ULL)
 
-/* Ticks of calm before FIFO dispatch resumes (hysteresis in time as well as in load). */
-#define FIFO_CALM_TICKS 20
+/*
+ * Calm before FIFO dispatch resumes (hysteresis in time as well as in load). In time, not in
+ * ticks: the tick slows to a second on an idle machine.
+ */
+#define FIFO_CALM_NS (20 * GS_LOAD_TICK_NS)
 
 /* Tasks that could use a CPU now but wait for one. */
 static u64 nr_waiting(void)
@@ -55,7 +58,8 @@ static bool fifo_now(void)
 	return true;
 }
 
-static void update_fifo(u64 delta_ns)
+/* @idle: nothing runs or waits, and the averages have decayed (load_tick_fn()). */
+static void update_fifo(u64 delta_ns, bool idle)
 {
 	u64 cpus = counters.nr_online_cpus;
 
@@ -70,13 +74,15 @@ static void update_fifo(u64 delta_ns)
 		counters.fifo_overload_ns += delta_ns;
 	/*
 	 * Hysteresis: back to FIFO only once the average has stayed half a CPU below the limit,
-	 * with nothing waiting, for FIFO_CALM_TICKS ticks in a row.
+	 * with nothing waiting, for FIFO_CALM_NS; or at once when the machine goes idle, as
+	 * calm as it gets (the next tick may be a second away, and light work that arrives
+	 * meanwhile may never run long enough to bring the fast tick back).
 	 */
 	if (!nr_waiting() && cpus > 1 && avg_running + GS_LOAD_SCALE / 2 <= (cpus - 1) * GS_LOAD_SCALE)
-		calm_ticks++;
+		calm_ns += delta_ns;
 	else
-		calm_ticks = 0;
-	if (!fifo_active && calm_ticks >= FIFO_CALM_TICKS)
+		calm_ns = 0;
+	if (!fifo_active && (calm_ns >= FIFO_CALM_NS || idle))
 		fifo_active = true;
 	else if (fifo_active && fifo_overloaded())
 		fifo_active = false;
@@ -162,13 +168,15 @@ static s32 load_tick_fn(void *map, int *key, struct bpf_timer *timer)
 	 */
 	u64 now = bpf_ktime_get_ns();
 	u64 delta = last_tick_ns ? now - last_tick_ns : 0, load;
+	bool idle;
 
 	last_tick_ns = now;
 	load_tick_cpu = bpf_get_smp_processor_id();
 	load = (counters.nr_running + nr_waiting()) * GS_LOAD_SCALE;
 	avg_running = (avg_running * 3 + load) / 4;
 	avg_pack = (avg_pack * 15 + load) / 16;
-	update_fifo(delta);
+	idle = !load && avg_running < GS_LOAD_SCALE / 16 && avg_pack < GS_LOAD_SCALE / 4;
+	update_fifo(delta, idle);
 	update_active_mask();
 	/*
 	 * The callback belongs to ops.init, a sleepable program: kernels before 6.13 verify it
@@ -187,7 +195,7 @@ static s32 load_tick_fn(void *map, int *key, struct bpf_timer *timer)
 	 * tick slowed; a task queued later that no CPU takes (what rescue_overdue_tasks() is
 	 * for) waits for the next slow tick, up to a second, well inside the watchdog's 30.
 	 */
-	machine_idle = !load && avg_running < GS_LOAD_SCALE / 16 && avg_pack < GS_LOAD_SCALE / 4;
+	machine_idle = idle;
 	bpf_timer_start(timer, machine_idle ? GS_LOAD_IDLE_TICK_NS : GS_LOAD_TICK_NS, 0);
 	return 0;
 }
