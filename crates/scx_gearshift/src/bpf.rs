@@ -34,7 +34,8 @@ mod skel {
 
 use intf::{
     gs_dispatch_flags_GS_DISPATCH_INTERACTIVE, gs_dispatched_task, gs_queued_task,
-    gs_task_flags_GS_TASK_INTERACTIVE, gs_task_flags_GS_TASK_WAKEUP,
+    gs_task_flags_GS_TASK_INTERACTIVE, gs_task_flags_GS_TASK_MESSAGE_DRIVEN,
+    gs_task_flags_GS_TASK_WAKEUP,
 };
 use skel::{BpfSkel, BpfSkelBuilder};
 
@@ -114,6 +115,7 @@ fn to_task(raw: &gs_queued_task) -> QueuedTask {
         weight: raw.weight,
         enq_ns: raw.enq_ns,
         interactive_hint: raw.flags & gs_task_flags_GS_TASK_INTERACTIVE as u64 != 0,
+        message_driven: raw.flags & gs_task_flags_GS_TASK_MESSAGE_DRIVEN as u64 != 0,
     }
 }
 

@@ -45,6 +45,9 @@ pub struct QueuedTask {
     pub enq_ns: u64,
     /// BPF knows the task as interactive (last classification, or inherited at fork).
     pub interactive_hint: bool,
+    /// Most of the task's recent wakeups were synchronous (messages through pipes and
+    /// sockets): it is not interactive, however often it sleeps.
+    pub message_driven: bool,
 }
 
 /// Where and how long a task runs.
@@ -192,7 +195,7 @@ impl Policy {
             last_sum_exec: t.sum_exec_runtime,
             window_start_ns: t.enq_ns,
             window_nvcsw: t.nvcsw,
-            interactive: t.interactive_hint,
+            interactive: t.interactive_hint && !t.message_driven,
             ..TaskState::default()
         }
     }
@@ -256,6 +259,12 @@ impl Policy {
                     self.nr_interactive -= 1;
                 }
             }
+        }
+        // A message storm's tasks switch more often than any desktop task: their rate says
+        // nothing about latency (BPF's message_driven(), task.bpf.h).
+        if t.message_driven && state.interactive {
+            state.interactive = false;
+            self.nr_interactive -= 1;
         }
 
         let charge = if state.interactive {

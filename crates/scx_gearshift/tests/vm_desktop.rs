@@ -138,7 +138,7 @@ stop_sched
 
 #[test]
 #[ignore = "boots the sched_ext VM; run by tools/test.sh"]
-fn a_message_storm_preempts_no_one_and_timers_still_do() {
+fn a_message_storm_is_not_interactive_and_timers_still_preempt() {
     let out = run(
         2,
         r#"
@@ -183,16 +183,25 @@ stop_sched
     assert_eq!(out.status, 0);
     let wakeups = number(&out, "storm_wakeups");
     let storm = number(&out, "storm_preemptions");
-    // Preempting for them made hackbench 4x slower than under EEVDF: 74 % of its wakeups
-    // preempted a CPU. About 10 % still do: the storm's asynchronous wakeups (hackbench's
-    // start and exit) and bursts that went on past their slice.
+    let switches = number(&out, "storm_switches");
+    // The storm's tasks wake each other through sockets and pipes (SCX_WAKE_SYNC), so BPF
+    // finds them message-driven after a few wakeups and they are not interactive, however
+    // often they switch: interactive wakeups were most of the storm's switches, 1,900 of
+    // 19,000 here since (the first wakeups of each of its 160 tasks, before the average
+    // turns). Preempting for them made hackbench 4x slower than under EEVDF; what preempts
+    // now is the storm's asynchronous wakeups (hackbench's start and exit), about 9 %.
     assert!(
-        wakeups >= 1000.0,
-        "the storm went through BPF's interactive path"
+        switches >= 2_000.0,
+        "{switches} context switches in the storm"
     );
     assert!(
-        storm * 4.0 <= wakeups,
-        "{storm} preemptions for {wakeups} storm wakeups"
+        wakeups * 5.0 <= switches,
+        "{wakeups} interactive wakeups for {switches} context switches: the storm counted as \
+         interactive"
+    );
+    assert!(
+        storm * 5.0 <= switches,
+        "{storm} preemptions for {switches} context switches in the storm"
     );
     assert!(
         number(&out, "timer_preemptions") >= 100.0,
@@ -204,9 +213,8 @@ stop_sched
     // cyclictest's 2 x 1000 timer wakeups are latency-critical.
     let storm_latency = number(&out, "storm_latency_wakeups")
         - number(&out, "background_latency_wakeups_during_storm");
-    let switches = number(&out, "storm_switches");
     assert!(
-        switches >= 2_000.0 && storm_latency * 5.0 <= switches,
+        storm_latency * 5.0 <= switches,
         "{storm_latency} latency-critical wakeups for {switches} context switches in the storm \
          (the idle machine's rate subtracted)"
     );

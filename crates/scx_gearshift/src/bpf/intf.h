@@ -80,6 +80,8 @@ enum gs_task_flags {
 	GS_TASK_KTHREAD		= 1 << 1,
 	/* Known interactive to BPF: last classified so, or forked by an interactive task. */
 	GS_TASK_INTERACTIVE	= 1 << 2,
+	/* Woken mostly by messages (task.bpf.h, message_driven()): never interactive. */
+	GS_TASK_MESSAGE_DRIVEN	= 1 << 3,
 };
 
 /* Flags of a dispatch decision (gs_dispatched_task.flags). */

@@ -81,7 +81,7 @@ static bool enqueue_interactive(struct task_struct *p, struct task_ctx *tctx, u6
 	/* A foreground task's wakeups are interactive even unclassified (foreground.bpf.h). */
 	bool foreground_wakeup = in_foreground(tctx) && (enq_flags & SCX_ENQ_WAKEUP);
 
-	if (!tctx->interactive && !foreground_wakeup)
+	if (!foreground_wakeup && (!tctx->interactive || message_driven(tctx)))
 		return false;
 	if (!(enq_flags & SCX_ENQ_WAKEUP) && tctx->awake_ns >= slice_max_ns)
 		return false;
@@ -264,6 +264,7 @@ void BPF_STRUCT_OPS(gearshift_runnable, struct task_struct *p, u64 enq_flags)
 	/* select_cpu's note is for this wakeup only (pinned tasks skip select_cpu). */
 	tctx->burst_sync = tctx->sync_wakeup;
 	tctx->sync_wakeup = false;
+	note_wakeup_kind(tctx, tctx->burst_sync);
 	weight_refresh(p, tctx);
 	latency_note_wakeup(p, tctx, now);
 	tctx->woke_at = now;

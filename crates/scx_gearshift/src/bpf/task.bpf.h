@@ -39,6 +39,9 @@ struct task_ctx {
 	bool sync_wakeup;
 	/* The current burst began with such a wakeup. */
 	bool burst_sync;
+	/* Share of its recent wakeups that were synchronous, exponentially averaged, out of
+	 * GS_SYNC_SCALE (message_driven()). */
+	u32 avg_sync;
 	/* The current burst is latency-critical (latency.bpf.h). */
 	bool latency_critical;
 	/* ops.select_cpu kept this wakeup on the CPU it runs on, to take it from the task
@@ -81,6 +84,34 @@ static inline u64 elapsed_since(u64 t)
 	u64 now = scx_bpf_now();
 
 	return time_after(now, t) ? now - t : 0;
+}
+
+/* avg_sync's scale, and the share of synchronous wakeups from which a task is message-driven. */
+#define GS_SYNC_SCALE 1024
+#define GS_MESSAGE_DRIVEN_MIN (GS_SYNC_SCALE * 3 / 4)
+
+/* A wakeup of @tctx's task (ops.runnable): @sync, from a waker about to wait (SCX_WAKE_SYNC). */
+static void note_wakeup_kind(struct task_ctx *tctx, bool sync)
+{
+	tctx->avg_sync = (tctx->avg_sync * 7 + (sync ? GS_SYNC_SCALE : 0)) / 8;
+}
+
+/*
+ * Whether @tctx's task is woken mostly by messages: at least three of four recent wakeups
+ * synchronous (a pipe, a socket, a child's exit: a message storm's tasks, make and the
+ * compiler drivers waiting on their children). Such a task is never interactive, however
+ * often it sleeps (main.bpf.c: enqueue_interactive(); the policy alike). Classed
+ * interactive by their switch rate, a storm's tasks were each queued and given an idle CPU
+ * the moment they woke, and hackbench made 1.2-1.4x EEVDF's context switches; classed
+ * regular, their wakeups wait for the policy, which lets a waker write its messages before
+ * the readers run, and it made about half as many (docs/benchmarks.md, twenty-seventh
+ * pass). Frames, audio and input are woken by timers and devices, asynchronously, and keep
+ * their class; the foreground app's wakeups stay interactive whatever woke them
+ * (foreground.bpf.h).
+ */
+static inline bool message_driven(const struct task_ctx *tctx)
+{
+	return tctx->avg_sync >= GS_MESSAGE_DRIVEN_MIN;
 }
 
 /* Number of possible CPU ids (set in ops.init). */

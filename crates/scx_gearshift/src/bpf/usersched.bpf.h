@@ -83,6 +83,8 @@ static bool queue_to_usersched(struct task_struct *p, u64 enq_flags)
 		t->flags |= GS_TASK_KTHREAD;
 	if (tctx->interactive)
 		t->flags |= GS_TASK_INTERACTIVE;
+	if (message_driven(tctx))
+		t->flags |= GS_TASK_MESSAGE_DRIVEN;
 	t->sum_exec_runtime = p->se.sum_exec_runtime;
 	tctx->sent_exec = t->sum_exec_runtime;
 	t->nvcsw = p->nvcsw;

@@ -23,6 +23,7 @@ fn task(pid: i32, sum_exec_ms: u64, nvcsw: u64, at_ms: u64) -> QueuedTask {
         weight: DEFAULT_WEIGHT,
         enq_ns: at_ms * MS,
         interactive_hint: false,
+        message_driven: false,
     }
 }
 
@@ -89,6 +90,43 @@ fn frequent_voluntary_switchers_become_interactive_and_hogs_do_not() {
     assert!(p.is_interactive(1));
     assert!(!p.is_interactive(2));
     assert_eq!(p.nr_interactive(), 1);
+}
+
+#[test]
+fn message_driven_tasks_are_never_interactive_whatever_their_switch_rate() {
+    let mut p = Policy::new(cfg(2), 16);
+    let storm = |pid, step: u64, driven| QueuedTask {
+        wakeup: true,
+        message_driven: driven,
+        ..task(pid, step, step * 60, step * 150)
+    };
+    for step in 0..10u64 {
+        // Both switch 400 times a second; BPF saw pid 2 woken mostly by messages.
+        p.enqueue(&storm(1, step, false));
+        p.enqueue(&storm(2, step, true));
+        let decided: Vec<(i32, bool)> = std::iter::from_fn(|| p.next(0))
+            .map(|d| (d.pid, d.interactive))
+            .collect();
+        assert!(decided.contains(&(2, false)), "step {step}: {decided:?}");
+    }
+    assert!(p.is_interactive(1));
+    assert!(!p.is_interactive(2));
+    assert_eq!(p.nr_interactive(), 1);
+    // Woken by timers again: its switch rate counts from the next measurement on.
+    for step in 10..13u64 {
+        p.enqueue(&storm(2, step, false));
+        drain(&mut p);
+    }
+    assert!(p.is_interactive(2));
+    assert_eq!(p.nr_interactive(), 2);
+    // A child of a message-driven task does not start interactive either.
+    p.enqueue(&QueuedTask {
+        interactive_hint: true,
+        message_driven: true,
+        ..task(3, 0, 0, 2000)
+    });
+    assert!(!p.next(0).unwrap().interactive);
+    assert_eq!(p.nr_interactive(), 2);
 }
 
 #[test]
