@@ -187,7 +187,8 @@ impl Policy {
 
     /// State of a task first seen (or seen again under a recycled pid) as `t`.
     /// A new task starts as BPF knows it: children of interactive tasks start interactive,
-    /// until their own switch rate has been measured.
+    /// until their own switch rate has been measured (and unless BPF finds them
+    /// message-driven: `enqueue()` decides that on every enqueue).
     fn fresh_state(t: &QueuedTask, vruntime: u64) -> TaskState {
         TaskState {
             pid: t.pid,
@@ -195,7 +196,7 @@ impl Policy {
             last_sum_exec: t.sum_exec_runtime,
             window_start_ns: t.enq_ns,
             window_nvcsw: t.nvcsw,
-            interactive: t.interactive_hint && !t.message_driven,
+            interactive: t.interactive_hint,
             ..TaskState::default()
         }
     }
@@ -244,27 +245,25 @@ impl Policy {
         state.vruntime = (state.vruntime + ran * DEFAULT_WEIGHT / weight).max(floor);
         state.burst_ns = if t.wakeup { 0 } else { state.burst_ns + ran };
 
+        let mut interactive = state.interactive;
         let window = t.enq_ns.saturating_sub(state.window_start_ns);
         if window >= RATE_WINDOW_NS {
             let rate = (t.nvcsw - state.window_nvcsw) * NSEC_PER_SEC / window;
             state.nvcsw_rate = (state.nvcsw_rate * 3 + rate) / 4;
             state.window_start_ns = t.enq_ns;
             state.window_nvcsw = t.nvcsw;
-            let interactive = state.nvcsw_rate >= cfg.interactive_nvcsw_per_s;
-            if interactive != state.interactive {
-                state.interactive = interactive;
-                if interactive {
-                    self.nr_interactive += 1;
-                } else {
-                    self.nr_interactive -= 1;
-                }
-            }
+            interactive = state.nvcsw_rate >= cfg.interactive_nvcsw_per_s;
         }
         // A message storm's tasks switch more often than any desktop task: their rate says
         // nothing about latency (BPF's message_driven(), task.bpf.h).
-        if t.message_driven && state.interactive {
-            state.interactive = false;
-            self.nr_interactive -= 1;
+        interactive &= !t.message_driven;
+        if interactive != state.interactive {
+            state.interactive = interactive;
+            if interactive {
+                self.nr_interactive += 1;
+            } else {
+                self.nr_interactive -= 1;
+            }
         }
 
         let charge = if state.interactive {
