@@ -57,7 +57,7 @@ s32 BPF_STRUCT_OPS(gearshift_select_cpu, struct task_struct *p, s32 prev_cpu, u6
 		tctx->sync_wakeup = wake_flags & SCX_WAKE_SYNC;
 		tctx->wake_here = latency_wake_here(p, tctx, prev_cpu, wake_flags);
 		if (tctx->wake_here)
-			return prev_cpu;
+			return bpf_get_smp_processor_id();
 	}
 	cpu = select_wake_cpu(p, prev_cpu, wake_flags, &idle);
 	/* Fast path: an idle CPU and nobody waiting for it, no user-space round trip. */
