@@ -188,8 +188,9 @@ stop_sched
     // finds them message-driven after a few wakeups and they are not interactive, however
     // often they switch. Interactive wakeups were most of the storm's switches; since, they
     // were 1,300-1,900 of 19,000-25,000 here (the first wakeups of each of its 160 tasks,
-    // before the average turns). Preempting for them made hackbench 4x slower than under EEVDF; what preempts
-    // now is the storm's asynchronous wakeups (hackbench's start and exit), about 9 %.
+    // before the average turns). Preempting for them made hackbench 4x slower than under
+    // EEVDF; what preempts now is the storm's asynchronous wakeups (hackbench's start and
+    // exit), about 9 %.
     assert!(
         switches >= 2_000.0,
         "{switches} context switches in the storm"
