@@ -6,6 +6,7 @@
 //! - [`topology`]: the CPU packing order low-power mode uses.
 //! - [`control`]: the control socket `gearshiftd` talks to.
 //! - [`alloc`] and [`memlock`]: the locked arena that keeps the scheduler free of page faults.
+//! - [`startup`]: the loading thread's priority boost until the scheduler is attached.
 //! - [`cli`]: the command line, which `cargo xtask man` also writes scx_gearshift(8) from.
 
 pub mod alloc;
@@ -15,4 +16,5 @@ pub mod control;
 pub mod memlock;
 pub mod policy;
 pub mod session;
+pub mod startup;
 pub mod topology;

@@ -14,6 +14,7 @@ use crate::bpf::{Bpf, BpfTunables};
 use crate::control::ControlServer;
 use crate::memlock::{thread_page_faults, LockedMemory};
 use crate::policy::{Policy, PolicyConfig};
+use crate::startup::StartupPriority;
 
 /// Everything the scheduler can be told at start.
 #[derive(Debug, Clone)]
@@ -59,6 +60,7 @@ pub fn run(opts: &Options, shutdown: &AtomicBool) -> Result<scx_utils::UserExitI
         .map(ControlServer::bind)
         .transpose()
         .context("binding the control socket")?;
+    let mut boost = boost_for_startup();
     prefault_stack();
     let _locked = LockedMemory::lock().context("locking the scheduler's memory")?;
     let mut settings = Settings {
@@ -70,6 +72,8 @@ pub fn run(opts: &Options, shutdown: &AtomicBool) -> Result<scx_utils::UserExitI
     loop {
         let mut open_object = MaybeUninit::<OpenObject>::uninit();
         let tid = nix::unistd::gettid().as_raw();
+        // Taken again for a restart: the kernel's scheduler runs everything until we attach.
+        let boosted = boost.take().or_else(boost_for_startup);
         let bpf = Bpf::attach(
             &mut open_object,
             BpfTunables {
@@ -81,6 +85,7 @@ pub fn run(opts: &Options, shutdown: &AtomicBool) -> Result<scx_utils::UserExitI
             },
             tid,
         )?;
+        drop(boosted);
         tracing::info!("scx_gearshift attached ({} mode)", settings.mode);
         event(opts, "attached");
         let mut session = Session::new(bpf, opts, settings, foreground_cgroup_id);
@@ -94,6 +99,14 @@ pub fn run(opts: &Options, shutdown: &AtomicBool) -> Result<scx_utils::UserExitI
         tracing::info!("the kernel asked for a restart (CPU hotplug); restarting");
         event(opts, "restarting");
     }
+}
+
+/// The loading thread at the highest nice until attached ([`StartupPriority`]); without the
+/// privilege it loads at its own priority, only slower on a loaded machine.
+fn boost_for_startup() -> Option<StartupPriority> {
+    StartupPriority::raise()
+        .map_err(|e| tracing::warn!("loading at normal priority: cannot raise it: {e}"))
+        .ok()
 }
 
 /// Touches stack pages now, so that deeper calls later do not fault them in.
