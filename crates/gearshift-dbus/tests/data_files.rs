@@ -164,6 +164,7 @@ fn unit_serves_the_bus_name_with_only_the_capabilities_bpf_needs() {
         "CAP_BPF",
         "CAP_PERFMON",
         "CAP_SYS_RESOURCE",
+        "CAP_SYS_NICE",
         "CAP_IPC_LOCK",
     ]
     .into();

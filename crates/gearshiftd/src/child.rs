@@ -129,11 +129,13 @@ impl RunningChild {
 }
 
 /// What loading and running a sched_ext scheduler needs: bpf() and struct_ops (CAP_BPF,
-/// CAP_PERFMON, CAP_SYS_ADMIN), locking its memory (CAP_IPC_LOCK) and raising
-/// RLIMIT_MEMLOCK (CAP_SYS_RESOURCE).
-pub const SCHEDULER_CAPABILITIES: [u32; 5] = [
+/// CAP_PERFMON, CAP_SYS_ADMIN), locking its memory (CAP_IPC_LOCK), raising
+/// RLIMIT_MEMLOCK (CAP_SYS_RESOURCE) and loading at nice -20 until attached, so that a
+/// restart on a loaded machine comes back in time (CAP_SYS_NICE).
+pub const SCHEDULER_CAPABILITIES: [u32; 6] = [
     14, // CAP_IPC_LOCK
     21, // CAP_SYS_ADMIN
+    23, // CAP_SYS_NICE
     24, // CAP_SYS_RESOURCE
     38, // CAP_PERFMON
     39, // CAP_BPF

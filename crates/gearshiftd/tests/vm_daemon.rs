@@ -80,8 +80,9 @@ echo "--- gearshiftd log ---"; tail -30 /tmp/gsd.log
 fn real_daemon_runs_real_scheduler() {
     let out = vm_common::run(2, "autostart = true", &[], SCRIPT);
     assert_eq!(field(&out, "kernel_state"), "enabled");
-    // CAP_IPC_LOCK, CAP_SYS_ADMIN, CAP_SYS_RESOURCE, CAP_PERFMON, CAP_BPF and nothing else.
-    assert_eq!(field(&out, "sched_capeff"), "000000c001204000");
+    // CAP_IPC_LOCK, CAP_SYS_ADMIN, CAP_SYS_NICE, CAP_SYS_RESOURCE, CAP_PERFMON, CAP_BPF and
+    // nothing else.
+    assert_eq!(field(&out, "sched_capeff"), "000000c001a04000");
     assert!(field(&out, "kernel_ops").starts_with("gearshift"));
     for (profile, mode, preemption) in [
         ("low-power", "low-power", "false"),

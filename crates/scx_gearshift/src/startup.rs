@@ -21,8 +21,8 @@ pub struct StartupPriority {
 const HIGHEST_NICE: libc::c_int = -20;
 
 impl StartupPriority {
-    /// Raises the calling thread (Linux nice values are per thread). Needs CAP_SYS_NICE, as
-    /// attaching a scheduler needs root anyway.
+    /// Raises the calling thread (Linux nice values are per thread). Needs CAP_SYS_NICE, which
+    /// gearshiftd and its systemd unit leave the scheduler.
     pub fn raise() -> io::Result<Self> {
         let restore_to = thread_nice()?;
         set_thread_nice(HIGHEST_NICE)?;
