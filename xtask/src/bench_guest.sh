@@ -53,42 +53,29 @@ hogs_start() { "$STRESS_NG" --cpu "$1" --cpu-method loop -t 600 -q & HOGS=$!; sl
 hogs_stop() { kill $HOGS; wait $HOGS 2>/dev/null; }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 pct() { sort -n | awk -v p="$1" '{a[NR]=$1} END {i=int(NR*p/100); if (i<1) i=1; print a[i]}'; }
-cpu_times() { awk '/^cpu[0-9]/ {t=0; for(i=2;i<=NF;i++) t+=$i; print $1, $5+$6, t}' /proc/stat; }
 busy_pct() {
     a=$(awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; print $5+$6, t}' /proc/stat)
     sleep "$1"
     b=$(awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; print $5+$6, t}' /proc/stat)
     echo "$a $b" | awk '{printf "%.2f\n", 100 * (1 - ($3-$1)/($4-$2))}'
 }
-# Per CPU: name, times it went idle after running a task (needs kernel.sched_schedstats,
-# which machine_counts turns on).
-cpu_goidle() { awk '/^cpu[0-9]/ {print $1, $5}' /proc/schedstat; }
 interrupts() { awk 'NR > 1 {for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i} END {print n}' /proc/interrupts; }
 
 # Light load (the periodic tasks alone, as a video or a game's menu): how many CPUs are in use
 # and how often CPUs are woken (interrupts per second across all CPUs: timer ticks, IPIs,
-# kicks; and by kind, with the CPUs' entries into idle, after machine_rates). A CPU is in use
-# when it was busy half the time or went idle after running a task (sched_goidle) at least a
-# quarter as often as the CPU that did so most: a busy share of a few per cent also comes from
-# a CPU's device interrupts and from a task that strays there in a short spell (low-power's
-# second CPU ran 3-6 % in the twenty-fourth pass), which the 3 % line this replaced counted.
+# kicks; and by kind, with the CPUs' entries into idle, after machine_rates). CPUs in use as
+# cpu_use_between counts them.
 light_load() {
-    local s=$1 secs=8 a b i0 i1
+    local s=$1 secs=8 i0 i1
     (cd /tmp && periodic_json 60 > /tmp/light.json && rt-app /tmp/light.json > /dev/null 2>&1) &
     local rt=$!
     sleep 2
-    a=$(cpu_times); i0=$(interrupts); machine_counts > /tmp/machine.light; g0=$(cpu_goidle)
+    i0=$(interrupts); machine_counts > /tmp/machine.light; cpu_use > /tmp/light.use0
     sleep $secs
-    b=$(cpu_times); g1=$(cpu_goidle); i1=$(interrupts); machine_rates "$s" light /tmp/machine.light
+    cpu_use > /tmp/light.use1; i1=$(interrupts); machine_rates "$s" light /tmp/machine.light
     kill $rt 2>/dev/null; pkill -x rt-app 2>/dev/null; wait $rt 2>/dev/null
-    printf '%s\n%s\n' "$a" "$b" | awk '
-        { if ($1 in idle) { dt = $3 - tot[$1]; printf "%s %.1f\n", $1, (dt > 0 ? 100 * (1 - ($2 - idle[$1]) / dt) : 0) }
-          else { idle[$1] = $2; tot[$1] = $3 } }' > /tmp/light.busy
-    printf '%s\n%s\n' "$g0" "$g1" | awk '{ if ($1 in g) print $1, $2 - g[$1]; else g[$1] = $2 }' > /tmp/light.goidle
-    paste /tmp/light.busy /tmp/light.goidle | awk -v s="$s" '
-        { busy[NR] = $2; went[NR] = $4; if ($4 > top) top = $4 }
-        END { for (i in busy) if (busy[i] >= 50 || (top > 0 && 4 * went[i] >= top)) n++
-              printf "result %s light_cpus_in_use %d\n", s, n }'
+    cpu_use_between /tmp/light.use0 /tmp/light.use1 |
+        awk -v s="$s" '{ n += $4 } END { printf "result %s light_cpus_in_use %d\n", s, n }'
     echo "result $s light_wakeups_per_s $(( (i1 - i0) / secs ))"
 }
 

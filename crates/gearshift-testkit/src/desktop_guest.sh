@@ -143,6 +143,24 @@ machine_counts() {
     awk '/^cpu[0-9]/ {n += $5} END {if (NR) print "idle:", n}' /proc/schedstat 2>/dev/null
     echo "time: $EPOCHREALTIME"
 }
+# Per CPU: name, busy and total jiffies (/proc/stat), and the times it went idle after running
+# a task (sched_goidle; counted with kernel.sched_schedstats on, which machine_counts turns on).
+# A snapshot for cpu_use_between.
+cpu_use() {
+    paste -d ' ' <(awk '/^cpu[0-9]/ {t = 0; for (i = 2; i <= NF; i++) t += $i; print $1, t - $5 - $6, t}' /proc/stat) \
+        <(awk '/^cpu[0-9]/ {print $5}' /proc/schedstat)
+}
+# Per CPU between the cpu_use snapshots in files $1 and $2: name, busy %, idle entries, and 1
+# if it was in use (else 0): busy half the time, or went idle at least a quarter as often as
+# the CPU that did so most. A busy share of a few per cent says little: it also comes from a
+# CPU's device interrupts (the 9p root's, stretched by another VM on the host) and from a task
+# that strays there in a short spell (low-power's second CPU ran 3-6 % in such spells).
+cpu_use_between() {
+    paste -d ' ' "$1" "$2" | awk '{
+        name[NR] = $1; u[NR] = ($7 > $3) ? 100 * ($6 - $2) / ($7 - $3) : 0; d[NR] = $8 - $4
+        if (d[NR] > top) top = d[NR] }
+        END { for (i = 1; i <= NR; i++) printf "%s %.1f %d %d\n", name[i], u[i], d[i], (u[i] >= 50 || 4 * d[i] >= top) }'
+}
 # `result <scheduler> <metric prefix>_<counter>_per_s <rate>` since the counts in file $3.
 machine_rates() {
     machine_counts | awk -v s="$1" -v m="$2" '
