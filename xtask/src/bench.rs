@@ -64,6 +64,20 @@ pub fn parse_results(output: &str) -> Results {
     table
 }
 
+/// The schedulers of `names` with no result at all: they never attached (or were ejected in
+/// every repetition), and their columns would be empty.
+pub fn without_results(results: &Results, names: &[String]) -> Vec<String> {
+    names
+        .iter()
+        .filter(|name| {
+            !results
+                .values()
+                .any(|by_sched| by_sched.contains_key(*name))
+        })
+        .cloned()
+        .collect()
+}
+
 /// The median of `values` (the mean of the middle two for an even count); None when empty.
 pub fn median(values: &[f64]) -> Option<f64> {
     let mut v = values.to_vec();
@@ -234,6 +248,29 @@ pub fn selected_schedulers(named: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// The schedulers to compare, as absolute paths the guest can run (it sees the host's files
+/// at the same paths, from another working directory). A name that is not a file is an
+/// error here, before the VM boots: the guest would only report that it "did not attach"
+/// in every repetition, and the table would show an empty column after an hour's run.
+pub fn resolve_others(others: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    others
+        .iter()
+        .map(|other| {
+            let path = std::fs::canonicalize(other).with_context(|| {
+                format!(
+                    "--compare {}: no such scheduler binary (a path to one; \
+                     --with-peers builds the pinned peers)",
+                    other.display()
+                )
+            })?;
+            if !path.is_file() {
+                bail!("--compare {}: not a file", other.display());
+            }
+            Ok(path)
+        })
+        .collect()
+}
+
 /// Runs the VM benchmark.
 pub fn vm(cache: &Cache, kernel: &Kernel, plan: &BenchPlan) -> Result<String> {
     cargo_build_release(&["-p", "scx_gearshift", "--bin", "scx_gearshift"])?;
@@ -241,7 +278,11 @@ pub fn vm(cache: &Cache, kernel: &Kernel, plan: &BenchPlan) -> Result<String> {
     let stress_ng = gearshift_testkit::tools::stress_ng(cache)?;
     let cpus = plan.cpus;
     let mut schedulers = selected_schedulers(&plan.builtin);
-    schedulers.extend(plan.others.iter().map(|p| p.display().to_string()));
+    schedulers.extend(
+        resolve_others(&plan.others)?
+            .iter()
+            .map(|p| p.display().to_string()),
+    );
     let script = guest_script(&sched, &stress_ng, plan, &schedulers);
     let cfg = VmConfig {
         cpus,
@@ -276,6 +317,9 @@ pub fn vm(cache: &Cache, kernel: &Kernel, plan: &BenchPlan) -> Result<String> {
     }
     let samples = parse_samples(&output);
     let results = parse_results(&output);
+    for name in without_results(&results, &names) {
+        eprintln!("bench: warning: {name} has no results: it did not attach, or was ejected in every repetition");
+    }
     let plot = target_dir().join(format!("bench-latency-{cpus}cpu.png"));
     match plot_latency(cache, &samples, &results, &plot) {
         Ok(()) => eprintln!(
@@ -516,6 +560,37 @@ mod tests {
         let named =
             selected_schedulers(&["gearshift".into(), "eevdf-nohrtick".into(), "eevdf".into()]);
         assert_eq!(named, ["eevdf", "eevdf-nohrtick", "gearshift"]);
+    }
+
+    #[test]
+    fn a_scheduler_without_a_single_result_is_named() {
+        let results = parse_results("result eevdf hackbench_s 7.5\nresult gearshift x 1\n");
+        let names = ["eevdf", "gearshift", "scx_cosmos"].map(String::from);
+        assert_eq!(without_results(&results, &names), ["scx_cosmos"]);
+    }
+
+    #[test]
+    fn a_scheduler_to_compare_must_be_a_file_and_is_named_by_its_absolute_path() {
+        let err = resolve_others(&["scx_cosmos-1.1.7".into()]).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("--compare scx_cosmos-1.1.7"),
+            "{err:#}"
+        );
+        let dir = std::env::temp_dir();
+        assert!(
+            resolve_others(std::slice::from_ref(&dir)).is_err(),
+            "a directory is not a scheduler"
+        );
+        let here = std::env::current_dir().unwrap();
+        let relative = Path::new("Cargo.toml");
+        assert!(
+            here.join(relative).is_file(),
+            "tests run from the crate's directory"
+        );
+        assert_eq!(
+            resolve_others(&[relative.into()]).unwrap(),
+            [std::fs::canonicalize(here.join(relative)).unwrap()]
+        );
     }
 
     #[test]
