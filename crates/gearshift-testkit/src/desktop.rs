@@ -122,4 +122,36 @@ periodic_measure() { echo "result $1 audio_$2_miss_pct 1.5"; }
         let eevdf = suite_results("eevdf", "disabled");
         assert!(eevdf.contains(&"result eevdf audio_build_miss_pct 1.5".to_owned()));
     }
+
+    /// cpu_use_between's lines for two cpu_use snapshots (name, busy and total jiffies, idle
+    /// entries per CPU).
+    fn cpu_use_between(before: &str, after: &str) -> Vec<String> {
+        let dir = std::env::temp_dir().join(format!("gs-cpu-use-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        std::fs::write(dir.join("u0"), before).expect("snapshot");
+        std::fs::write(dir.join("u1"), after).expect("snapshot");
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!("{DESKTOP_GUEST}\ncpu_use_between u0 u1"))
+            .current_dir(&dir)
+            .output()
+            .expect("bash");
+        std::fs::remove_dir_all(&dir).ok();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn a_cpu_is_in_use_when_busy_half_the_time_or_tasks_went_idle_there_often() {
+        let before = "cpu0 0 0 0\ncpu1 0 0 0\ncpu2 0 0 0\n";
+        // cpu0 busy; cpu1 a few per cent busy but tasks went idle there a quarter as often as
+        // on cpu0; cpu2 as busy, with fewer idle entries: interrupts and a stray spell.
+        let used = cpu_use_between(before, "cpu0 90 100 400\ncpu1 3 100 100\ncpu2 3 100 99\n");
+        assert_eq!(used, ["cpu0 90.0 400 1", "cpu1 3.0 100 1", "cpu2 3.0 99 0"]);
+        // No idle entries anywhere (schedstats off): only the busy share decides.
+        let used = cpu_use_between(before, "cpu0 90 100 0\ncpu1 3 100 0\ncpu2 0 100 0\n");
+        assert_eq!(used, ["cpu0 90.0 0 1", "cpu1 3.0 0 0", "cpu2 0.0 0 0"]);
+    }
 }

@@ -152,14 +152,15 @@ cpu_use() {
 }
 # Per CPU between the cpu_use snapshots in files $1 and $2: name, busy %, idle entries, and 1
 # if it was in use (else 0): busy half the time, or went idle at least a quarter as often as
-# the CPU that did so most. A busy share of a few per cent says little: it also comes from a
-# CPU's device interrupts (the 9p root's, stretched by another VM on the host) and from a task
-# that strays there in a short spell (low-power's second CPU ran 3-6 % in such spells).
+# the CPU that did so most (when any did: without schedstats none counts idle entries). A busy
+# share of a few per cent says little: it also comes from a CPU's device interrupts (the 9p
+# root's, stretched by another VM on the host) and from a task that strays there in a short
+# spell (low-power's second CPU ran 3-6 % in such spells).
 cpu_use_between() {
     paste -d ' ' "$1" "$2" | awk '{
         name[NR] = $1; u[NR] = ($7 > $3) ? 100 * ($6 - $2) / ($7 - $3) : 0; d[NR] = $8 - $4
         if (d[NR] > top) top = d[NR] }
-        END { for (i = 1; i <= NR; i++) printf "%s %.1f %d %d\n", name[i], u[i], d[i], (u[i] >= 50 || 4 * d[i] >= top) }'
+        END { for (i = 1; i <= NR; i++) printf "%s %.1f %d %d\n", name[i], u[i], d[i], (u[i] >= 50 || (top > 0 && 4 * d[i] >= top)) }'
 }
 # `result <scheduler> <metric prefix>_<counter>_per_s <rate>` since the counts in file $3.
 machine_rates() {
