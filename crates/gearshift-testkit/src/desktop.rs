@@ -79,12 +79,22 @@ sched_counters() { :; }
 counters_delta() { echo "result $1 $2_nr_latency_wakeups 3"; }
 periodic_measure() { echo "result $1 audio_$2_miss_pct 1.5"; }
 "#;
+        guest_lines(
+            dir.path(),
+            &format!(
+                "{stubs}\nSCHED_EXT_STATE={} DESKTOP_LOADS='hogs build' desktop_suite {sched} 1",
+                state_file.display()
+            ),
+        )
+    }
+
+    /// The output lines of `script` after desktop_guest.sh's functions, run in `dir`; the
+    /// script must succeed.
+    fn guest_lines(dir: &std::path::Path, script: &str) -> Vec<String> {
         let out = std::process::Command::new("bash")
             .arg("-c")
-            .arg(format!(
-                "{DESKTOP_GUEST}\n{stubs}\nDESKTOP_LOADS='hogs build' desktop_suite {sched} 1"
-            ))
-            .env("SCHED_EXT_STATE", &state_file)
+            .arg(format!("{DESKTOP_GUEST}\n{script}"))
+            .current_dir(dir)
             .output()
             .expect("bash");
         assert!(
@@ -126,21 +136,10 @@ periodic_measure() { echo "result $1 audio_$2_miss_pct 1.5"; }
     /// cpu_use_between's lines for two cpu_use snapshots (name, busy and total jiffies, idle
     /// entries per CPU).
     fn cpu_use_between(before: &str, after: &str) -> Vec<String> {
-        let dir = std::env::temp_dir().join(format!("gs-cpu-use-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        std::fs::write(dir.join("u0"), before).expect("snapshot");
-        std::fs::write(dir.join("u1"), after).expect("snapshot");
-        let out = std::process::Command::new("bash")
-            .arg("-c")
-            .arg(format!("{DESKTOP_GUEST}\ncpu_use_between u0 u1"))
-            .current_dir(&dir)
-            .output()
-            .expect("bash");
-        std::fs::remove_dir_all(&dir).ok();
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(str::to_owned)
-            .collect()
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("u0"), before).expect("snapshot");
+        std::fs::write(dir.path().join("u1"), after).expect("snapshot");
+        guest_lines(dir.path(), "cpu_use_between u0 u1")
     }
 
     #[test]
