@@ -18,6 +18,8 @@ LATENCY_TRACE=@TRACE@
 GS_SOCK='--control-socket /tmp/gs.sock'
 attach() {
     rm -f /tmp/gs.sock
+    # The scheduler's process, whose own CPU time desktop_suite reports (none for EEVDF).
+    SCHED_PID=""
     case "$1" in
         eevdf) return 0 ;;
         eevdf-nohrtick) hrtick_set NO_HRTICK; return ;;
@@ -31,6 +33,7 @@ attach() {
         *) "$1" > /tmp/other.log 2>&1 & ;;
     esac
     SPID=$!
+    SCHED_PID=$SPID
     for _ in $(seq 1 240); do [ "$(state)" = enabled ] && return 0; sleep 0.25; done
     echo "error: $1 did not attach" >&2; return 1
 }

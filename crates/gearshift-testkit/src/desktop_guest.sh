@@ -162,6 +162,22 @@ cpu_use_between() {
         if (d[NR] > top) top = d[NR] }
         END { for (i = 1; i <= NR; i++) printf "%s %.1f %d %d\n", name[i], u[i], d[i], (u[i] >= 50 || (top > 0 && 4 * d[i] >= top)) }'
 }
+# CPU time, in clock ticks (user and system, all threads), of the scheduler's own process
+# $SCHED_PID, set by the caller (unset for the kernel's schedulers): what a scheduler costs beside
+# the work it schedules. Under load, four sched_ext peers' main threads called sched_yield() in a
+# loop, up to 40 % of a CPU at 2 vCPUs; in single-threaded TCG that also shortens each vCPU's
+# turn on the host and so delivers the other vCPU's timer interrupts sooner.
+sched_cpu_ticks() {
+    [ -n "${SCHED_PID:-}" ] && awk '{ print $14 + $15 }' "/proc/$SCHED_PID/stat" 2>/dev/null
+}
+# `result <scheduler> <load>_sched_cpu_pct <% of one CPU>` since tick count $3 at time $4.
+sched_cpu_rate() {
+    local now
+    now=$(sched_cpu_ticks) || return 0
+    [ -n "$3" ] && [ -n "$now" ] || return 0
+    awk -v s="$1" -v l="$2" -v a="$3" -v b="$now" -v t0="$4" -v t1="$EPOCHREALTIME" -v hz="$(getconf CLK_TCK)" \
+        'BEGIN { if (t1 > t0) printf "result %s %s_sched_cpu_pct %.1f\n", s, l, 100 * (b - a) / hz / (t1 - t0) }'
+}
 # `result <scheduler> <metric prefix>_<counter>_per_s <rate>` since the counts in file $3.
 machine_rates() {
     machine_counts | awk -v s="$1" -v m="$2" '
@@ -259,9 +275,12 @@ percentiles() {
 # p50/p99/max (µs), and its two parts, timer lateness and scheduling delay, p50/p99 (µs).
 periodic_measure() {
     local sched=$1 load=$2 secs=$3 spec name period run log expected
+    local sched_ticks sched_t0
     latency_trace_start
     machine_counts > /tmp/machine.before
+    sched_ticks=$(sched_cpu_ticks); sched_t0=$EPOCHREALTIME
     periodic_run "$secs"
+    sched_cpu_rate "$sched" "$load" "$sched_ticks" "$sched_t0"
     machine_rates "$sched" "$load" /tmp/machine.before
     latency_trace_stop
     for spec in $PERIODIC_TASKS; do
