@@ -18,7 +18,8 @@ LATENCY_TRACE=@TRACE@
 GS_SOCK='--control-socket /tmp/gs.sock'
 attach() {
     rm -f /tmp/gs.sock
-    # The scheduler's process, whose own CPU time desktop_suite reports (none for EEVDF).
+    # The scheduler's process: detach() stops it, desktop_suite reports its own CPU time (none
+    # for EEVDF).
     SCHED_PID=""
     case "$1" in
         eevdf) return 0 ;;
@@ -32,15 +33,14 @@ attach() {
         */scx_gearshift*) "$1" $GS_SOCK > /tmp/other.log 2>&1 & ;;
         *) "$1" > /tmp/other.log 2>&1 & ;;
     esac
-    SPID=$!
-    SCHED_PID=$SPID
+    SCHED_PID=$!
     for _ in $(seq 1 240); do [ "$(state)" = enabled ] && return 0; sleep 0.25; done
     echo "error: $1 did not attach" >&2; return 1
 }
 detach() {
     [ "$1" = eevdf ] && return 0
     [ "$1" = eevdf-nohrtick ] && { hrtick_set "$HRTICK_BEFORE"; return 0; }
-    kill -INT $SPID; wait $SPID
+    kill -INT $SCHED_PID; wait $SCHED_PID
     for _ in $(seq 1 40); do [ "$(state)" = disabled ] && return 0; sleep 0.25; done
 }
 # EEVDF's high-resolution slice-end timer on (HRTICK) or off (NO_HRTICK), the setting before

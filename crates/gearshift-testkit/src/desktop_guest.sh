@@ -173,8 +173,8 @@ sched_cpu_ticks() {
 # `result <scheduler> <load>_sched_cpu_pct <% of one CPU>` since tick count $3 at time $4.
 sched_cpu_rate() {
     local now
-    now=$(sched_cpu_ticks) || return 0
-    [ -n "$3" ] && [ -n "$now" ] || return 0
+    # No process (EEVDF), or it is gone: nothing to report.
+    now=$(sched_cpu_ticks) && [ -n "$3" ] || return 0
     awk -v s="$1" -v l="$2" -v a="$3" -v b="$now" -v t0="$4" -v t1="$EPOCHREALTIME" -v hz="$(getconf CLK_TCK)" \
         'BEGIN { if (t1 > t0) printf "result %s %s_sched_cpu_pct %.1f\n", s, l, 100 * (b - a) / hz / (t1 - t0) }'
 }
