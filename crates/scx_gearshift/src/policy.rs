@@ -102,8 +102,8 @@ struct TaskState {
     burst_ns: u64,
     window_start_ns: u64,
     window_nvcsw: u64,
-    /// Voluntary switches per second, exponentially averaged.
-    nvcsw_rate: u64,
+    /// Voluntary switches per second, exponentially averaged; None until a window ended.
+    nvcsw_rate: Option<u64>,
     interactive: bool,
     last_seen_ns: u64,
     // The latest enqueue, as BPF sent it, waiting for a decision.
@@ -249,10 +249,17 @@ impl Policy {
         let window = t.enq_ns.saturating_sub(state.window_start_ns);
         if window >= RATE_WINDOW_NS {
             let rate = (t.nvcsw - state.window_nvcsw) * NSEC_PER_SEC / window;
-            state.nvcsw_rate = (state.nvcsw_rate * 3 + rate) / 4;
+            // The first window is the first measurement, not a step from zero: averaged
+            // with 0, a task switching 5 times a second read as 1 and lost its class. The
+            // policy sees a frame only when a burst ran past its latency-critical budget, so
+            // a new frame's first window may span a wait it did not cause: declassified so
+            // after a 0.3 s wait under a message storm, a 60 Hz frame then queued with the
+            // storm and ran 79 of its 600 periods.
+            let rate = state.nvcsw_rate.map_or(rate, |old| (old * 3 + rate) / 4);
+            state.nvcsw_rate = Some(rate);
             state.window_start_ns = t.enq_ns;
             state.window_nvcsw = t.nvcsw;
-            interactive = state.nvcsw_rate >= cfg.interactive_nvcsw_per_s;
+            interactive = rate >= cfg.interactive_nvcsw_per_s;
         }
         // A message storm's tasks switch more often than any desktop task: their rate says
         // nothing about latency (BPF's message_driven(), task.bpf.h).

@@ -39,9 +39,11 @@ struct task_ctx {
 	bool sync_wakeup;
 	/* The current burst began with such a wakeup. */
 	bool burst_sync;
-	/* Share of its recent wakeups that were synchronous, exponentially averaged, out of
-	 * GS_SYNC_SCALE (message_driven()). */
+	/* Share of its recent wakeups that were synchronous, out of GS_SYNC_SCALE
+	 * (message_driven()), over its @nr_kind_samples first wakeups, then exponentially
+	 * averaged. */
 	u32 avg_sync;
+	u32 nr_kind_samples;
 	/* The current burst is latency-critical (latency.bpf.h). */
 	bool latency_critical;
 	/* ops.select_cpu kept this wakeup on the CPU it runs on, to take it from the task
@@ -89,11 +91,21 @@ static inline u64 elapsed_since(u64 t)
 /* avg_sync's scale, and the share of synchronous wakeups from which a task is message-driven. */
 #define GS_SYNC_SCALE 1024
 #define GS_MESSAGE_DRIVEN_MIN (GS_SYNC_SCALE * 3 / 4)
+/* avg_sync is a plain mean over this many first wakeups, then weighs each new one 1/this. */
+#define GS_SYNC_SAMPLES 8
 
-/* A wakeup of @tctx's task (ops.runnable): @sync, from a waker about to wait (SCX_WAKE_SYNC). */
+/*
+ * A wakeup of @tctx's task (ops.runnable): @sync, from a waker about to wait (SCX_WAKE_SYNC).
+ * A new task's first wakeups count in full rather than against a starting value of 0: an
+ * average decaying from 0 took a message storm's new tasks 11 wakeups to turn, and a loop of
+ * hackbench runs (160 new tasks each) kept GS_PRIO_DSQ full of them; a frame that lost its
+ * latency-critical rank waited there behind them for 0.3 s.
+ */
 static void note_wakeup_kind(struct task_ctx *tctx, bool sync)
 {
-	tctx->avg_sync = (tctx->avg_sync * 7 + (sync ? GS_SYNC_SCALE : 0)) / 8;
+	u32 n = tctx->nr_kind_samples < GS_SYNC_SAMPLES ? ++tctx->nr_kind_samples : GS_SYNC_SAMPLES;
+
+	tctx->avg_sync = (tctx->avg_sync * (n - 1) + (sync ? GS_SYNC_SCALE : 0)) / n;
 }
 
 /*

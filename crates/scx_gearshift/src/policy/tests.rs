@@ -93,6 +93,21 @@ fn frequent_voluntary_switchers_become_interactive_and_hogs_do_not() {
 }
 
 #[test]
+fn a_first_window_counts_in_full() {
+    let mut p = Policy::new(cfg(2), 16);
+    // Both seen for the first time at 0, again 1 s later. pid 1 switched 5 times meanwhile:
+    // 5/s, over the threshold (2/s); averaged with a starting 0 it read 1/s. pid 2, a hog,
+    // switched once.
+    for (at_ms, ran_ms, nvcsw) in [(0, 0, [0, 0]), (1000, 10, [5, 1])] {
+        p.enqueue(&task(1, ran_ms, nvcsw[0], at_ms));
+        p.enqueue(&task(2, ran_ms * 100, nvcsw[1], at_ms));
+        drain(&mut p);
+    }
+    assert!(p.is_interactive(1));
+    assert!(!p.is_interactive(2));
+}
+
+#[test]
 fn message_driven_tasks_are_never_interactive_whatever_their_switch_rate() {
     let mut p = Policy::new(cfg(2), 16);
     let storm = |pid, step: u64, driven| QueuedTask {
