@@ -154,8 +154,8 @@ b1=$(stat nr_latency_wakeups); t1=$EPOCHREALTIME
 STORM="nr_interactive_wakeups nr_preemptions nr_latency_wakeups"
 read -r w0 p0 l0 <<< "$(stats_of $STORM)"
 t2=$EPOCHREALTIME; c0=$(awk '$1 == "ctxt" { print $2 }' /proc/stat)
-# 300 loops: each of the 320 tasks is classified in its first ~11 wakeups (the sync average
-# is an 8-sample EWMA), a fixed cost the storm's length amortizes (see the assertion below).
+# 300 loops: each of the 320 tasks is classified in its first few wakeups (task.bpf.h,
+# note_wakeup_kind()), a fixed cost the storm's length amortizes (see the assertion below).
 hackbench -g 4 -l 300 > /dev/null 2>&1
 hackbench -p -g 4 -l 300 > /dev/null 2>&1
 t3=$EPOCHREALTIME; c1=$(awk '$1 == "ctxt" { print $2 }' /proc/stat)
@@ -190,11 +190,12 @@ stop_sched
     // finds them message-driven after a few wakeups and they are not interactive, however
     // often they switch. Interactive wakeups were most of the storm's switches; since, they
     // are the first wakeups of each of its 320 tasks, before the average turns: a fixed count
-    // per task (1,300-2,150 here), while the switches vary with the machine's speed. With 100
-    // loops a slow run had 8,600 switches (25 %, the test failed), others 19,000-25,000; 300
-    // loops keep the fixed part under a tenth. Preempting for them
-    // made hackbench 4x slower than under EEVDF; what preempts now is the storm's
-    // asynchronous wakeups (hackbench's start and exit), about 9 %.
+    // per task (about 1,100 here; 1,300-2,150 when the average took 11 wakeups to turn),
+    // while the switches vary with the machine's speed. With 100 loops a slow run had 8,600
+    // switches (25 %, the test failed), others 19,000-25,000; 300 loops keep the fixed part
+    // under a tenth (35,000 switches, 3 %). Preempting for them made hackbench 4x slower than
+    // under EEVDF; what preempts now is the storm's asynchronous wakeups (hackbench's start
+    // and exit), about 8 %.
     assert!(
         switches >= 2_000.0,
         "{switches} context switches in the storm"
