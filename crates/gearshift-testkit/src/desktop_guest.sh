@@ -162,13 +162,15 @@ cpu_use_between() {
         if (d[NR] > top) top = d[NR] }
         END { for (i = 1; i <= NR; i++) printf "%s %.1f %d %d\n", name[i], u[i], d[i], (u[i] >= 50 || (top > 0 && 4 * d[i] >= top)) }'
 }
-# CPU time, in clock ticks (user and system, all threads), of the scheduler's own process
-# $SCHED_PID, set by the caller (unset for the kernel's schedulers): what a scheduler costs beside
-# the work it schedules. Under load, four sched_ext peers' main threads called sched_yield() in a
-# loop, up to 40 % of a CPU at 2 vCPUs; in single-threaded TCG that also shortens each vCPU's
-# turn on the host and so delivers the other vCPU's timer interrupts sooner.
+# CPU time of process $1 in clock ticks (user and system, all threads); nothing if it is gone.
+proc_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
+# proc_ticks of the scheduler's own process $SCHED_PID, set by the caller (unset for the
+# kernel's schedulers): what a scheduler costs beside the work it schedules. Under load, four
+# sched_ext peers' main threads called sched_yield() in a loop, up to 40 % of a CPU at 2 vCPUs;
+# in single-threaded TCG that also shortens each vCPU's turn on the host and so delivers the
+# other vCPU's timer interrupts sooner.
 sched_cpu_ticks() {
-    [ -n "${SCHED_PID:-}" ] && awk '{ print $14 + $15 }' "/proc/$SCHED_PID/stat" 2>/dev/null
+    [ -n "${SCHED_PID:-}" ] && proc_ticks "$SCHED_PID"
 }
 # `result <scheduler> <load>_sched_cpu_pct <% of one CPU>` since tick count $3 at time $4.
 sched_cpu_rate() {
@@ -475,10 +477,10 @@ share_of_pair() {
     taskset -c 0 sh -c "$2; while :; do :; done" & a=$!
     taskset -c 0 sh -c "$3; while :; do :; done" & b=$!
     sleep 1
-    ta=$(awk '{print $14 + $15}' /proc/$a/stat); tb=$(awk '{print $14 + $15}' /proc/$b/stat)
+    ta=$(proc_ticks $a); tb=$(proc_ticks $b)
     sleep "$secs"
-    ta=$(( $(awk '{print $14 + $15}' /proc/$a/stat) - ta ))
-    tb=$(( $(awk '{print $14 + $15}' /proc/$b/stat) - tb ))
+    ta=$(( $(proc_ticks $a) - ta ))
+    tb=$(( $(proc_ticks $b) - tb ))
     kill $a $b; wait $a $b 2>/dev/null
     awk -v a="$ta" -v b="$tb" 'BEGIN {printf "%.2f\n", a / (b > 0 ? b : 1)}'
 }

@@ -40,8 +40,8 @@ struct task_ctx {
 	/* The current burst began with such a wakeup. */
 	bool burst_sync;
 	/* Share of its recent wakeups that were synchronous, out of GS_SYNC_SCALE
-	 * (message_driven()), over its @nr_kind_samples first wakeups, then exponentially
-	 * averaged. */
+	 * (message_driven()): a plain mean over its first GS_SYNC_SAMPLES wakeups, then
+	 * exponentially averaged; @nr_kind_samples counts those first ones. */
 	u32 avg_sync;
 	u32 nr_kind_samples;
 	/* The current burst is latency-critical (latency.bpf.h). */
