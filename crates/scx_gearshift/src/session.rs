@@ -180,9 +180,10 @@ impl<'obj> Session<'obj> {
                 next_housekeeping = now + HOUSEKEEPING;
             }
             if let (Some(at), Some(every)) = (next_stats, self.stats_interval) {
-                if now >= at {
+                // A quarter interval early rather than a heartbeat late: see next_on_grid().
+                if now + every / 4 >= at {
                     print_stats(&self.stats());
-                    next_stats = Some(now + every);
+                    next_stats = Some(next_on_grid(at, every, now));
                 }
             }
             // BPF keeps us off the CPU until tasks are queued or the heartbeat fires.
@@ -340,4 +341,35 @@ fn print_stats(s: &Stats) {
         s.page_faults,
         s.arena_used_bytes / 1024,
     );
+}
+
+/// The first point after `now` of the grid `at + k * every`. While the machine is idle this
+/// thread wakes only on a heartbeat of up to a second; counting the next line from the moment
+/// the last one was printed, or waiting for a heartbeat that comes a millisecond before the
+/// line is due, would skip every other heartbeat and halve the line rate.
+fn next_on_grid(at: Instant, every: Duration, now: Instant) -> Instant {
+    if every.is_zero() {
+        return now;
+    }
+    let behind = now.saturating_duration_since(at).as_nanos();
+    let steps = behind / every.as_nanos() + 1;
+    let step = u32::try_from(steps).unwrap_or(u32::MAX);
+    at + every.saturating_mul(step)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_lines_keep_their_grid_when_printed_late() {
+        let at = Instant::now();
+        let every = Duration::from_secs(1);
+        // Printed 30 ms late: the next line is still due one interval after the last was due.
+        let next = next_on_grid(at, every, at + Duration::from_millis(30));
+        assert_eq!(next, at + every);
+        // Printed 2.5 intervals late: skipped points are not printed in a burst.
+        let next = next_on_grid(at, every, at + Duration::from_millis(2500));
+        assert_eq!(next, at + Duration::from_secs(3));
+    }
 }

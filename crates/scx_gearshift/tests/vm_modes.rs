@@ -298,12 +298,12 @@ u2=$(stat nr_user_dispatches)
 echo "heavy_user=$((u2 - u1))"
 # FIFO comes back after 200 ms of calm or when the machine goes idle, whichever is first,
 # though the load tick then slows to once a second. Read from the scheduler's own stats lines
-# of the next three seconds, not from control requests: a control request's python, started
+# of the next four seconds, not from control requests: a control request's python, started
 # on an idle machine, runs long enough to bring the fast tick back, and would hide a FIFO that
 # waits for it. The time FIFO was active, not one line's state: three tasks starting at once
 # on four CPUs (a shell pipeline) rightly leave FIFO for a moment.
 n1=$(grep -c '^\[gearshift\]' /tmp/gs.log)
-sleep 3
+sleep 4
 grep '^\[gearshift\]' /tmp/gs.log | tail -n +$((n1 + 1)) > /tmp/drain.log
 echo "drained_lines=$(wc -l < /tmp/drain.log)"
 ms() { grep -o " $1=[0-9]*" | cut -d= -f2; }
