@@ -20,6 +20,8 @@ use gearshift_testkit::desktop::DESKTOP_GUEST;
 use gearshift_testkit::vm::VmConfig;
 use gearshift_testkit::Kernel;
 
+use crate::sizing::{self, Sizing};
+
 /// The workspace's target directory.
 pub fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
@@ -187,6 +189,9 @@ pub struct BenchPlan {
     pub trace: bool,
     /// Which of [`SCHEDULER_NAMES`] run; empty: [`BUILTIN_SCHEDULERS`].
     pub builtin: Vec<String>,
+    /// Size the periodic tasks' work afresh rather than reuse the sizing kept for this many
+    /// vCPUs (and keep the new one).
+    pub resize: bool,
 }
 
 /// The guest script of a benchmark run: desktop_guest.sh's functions, then bench_guest.sh.
@@ -195,6 +200,7 @@ pub fn guest_script(
     stress_ng: &Path,
     plan: &BenchPlan,
     schedulers: &[String],
+    sizing: Option<&Sizing>,
 ) -> String {
     let script = format!("{DESKTOP_GUEST}\n{}", include_str!("bench_guest.sh"));
     script
@@ -207,6 +213,7 @@ pub fn guest_script(
         .replace("@LOADS@", &plan.loads.join(" "))
         .replace("@DESKTOP_ONLY@", if plan.desktop_only { "1" } else { "0" })
         .replace("@TRACE@", if plan.trace { "1" } else { "0" })
+        .replace("@SIZING@", &sizing.map(Sizing::to_line).unwrap_or_default())
 }
 
 /// The kernel's default scheduler and gearshift's modes, as bench_guest.sh names them: what
@@ -283,7 +290,23 @@ pub fn vm(cache: &Cache, kernel: &Kernel, plan: &BenchPlan) -> Result<String> {
             .iter()
             .map(|p| p.display().to_string()),
     );
-    let script = guest_script(&sched, &stress_ng, plan, &schedulers);
+    let sizing_path = sizing::cache_path(cache, cpus);
+    let kept = if plan.resize {
+        None
+    } else {
+        sizing::load(&sizing_path)?
+    };
+    match &kept {
+        Some(_) => eprintln!(
+            "bench: periodic tasks' work as kept in {} (--resize sizes it afresh)",
+            sizing_path.display()
+        ),
+        None => eprintln!(
+            "bench: sizing the periodic tasks' work in the guest; kept in {} for later runs",
+            sizing_path.display()
+        ),
+    }
+    let script = guest_script(&sched, &stress_ng, plan, &schedulers, kept.as_ref());
     let cfg = VmConfig {
         cpus,
         memory_mib: 2048,
@@ -298,6 +321,11 @@ pub fn vm(cache: &Cache, kernel: &Kernel, plan: &BenchPlan) -> Result<String> {
     let out = gearshift_testkit::vm::run(cache, kernel, &cfg, &script)?;
     if !out.success() {
         bail!("the benchmark failed in the guest:\n{}", out.output);
+    }
+    if kept.is_none() {
+        let sized = Sizing::from_guest_output(&out.output)
+            .context("the guest printed no sizing of the periodic tasks")??;
+        sizing::store(&sizing_path, &sized)?;
     }
     // Other schedulers are named by their binary's file name.
     let mut output = out.output.clone();
@@ -615,12 +643,15 @@ mod tests {
             desktop_only: true,
             trace: false,
             builtin: Vec::new(),
+            resize: false,
         };
+        let sizing = Sizing::parse("967 frame60:3443 audio:436").unwrap();
         let script = guest_script(
             Path::new("/s"),
             Path::new("/stress"),
             &plan,
             &["eevdf".into(), "gearshift".into()],
+            Some(&sizing),
         );
         for placeholder in [
             "@SCHED@",
@@ -632,6 +663,7 @@ mod tests {
             "@LOADS@",
             "@DESKTOP_ONLY@",
             "@TRACE@",
+            "@SIZING@",
         ] {
             assert!(
                 !script.contains(placeholder),
@@ -646,6 +678,10 @@ mod tests {
             "only the loads asked for"
         );
         assert!(script.contains("DESKTOP_ONLY=1") && script.contains("LATENCY_TRACE=0"));
+        assert!(
+            script.contains("SIZING='967 frame60:3443 audio:436'"),
+            "the kept sizing is handed to the guest"
+        );
         assert!(
             script.contains("PERIODIC_POLICY=SCHED_FIFO SAMPLES=0 desktop_suite eevdf-rt"),
             "the real-time reference is measured beside EEVDF"

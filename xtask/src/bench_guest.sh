@@ -1,8 +1,8 @@
 # Guest side of `cargo xtask bench`: the same workloads under each scheduler, one VM run, after
 # desktop_guest.sh's functions. Prints `result <scheduler> <metric> <value>` lines (one per
 # repetition; the host takes medians) and `samples` lines for the plots.
-# @SCHED@, @STRESS_NG@, @SCHEDULERS@, @NCPU@, @REPS@, @PERIODIC_SECS@, @LOADS@, @DESKTOP_ONLY@
-# and @TRACE@ are filled in by the host.
+# @SCHED@, @STRESS_NG@, @SCHEDULERS@, @NCPU@, @REPS@, @PERIODIC_SECS@, @LOADS@, @DESKTOP_ONLY@,
+# @TRACE@ and @SIZING@ are filled in by the host.
 SCHED='@SCHED@'
 STRESS_NG='@STRESS_NG@'
 N=@NCPU@
@@ -93,8 +93,24 @@ rotation() {
     echo $fixed "${@:k+1}" "${@:1:k}"
 }
 
-rtapp_calibrate || exit 1
-periodic_calibrate || exit 1
+# The periodic tasks' work: as an earlier run on this machine sized it (the host keeps it), so
+# that runs compare, or sized now; the line printed is what the host keeps.
+SIZING='@SIZING@'
+if [ -n "$SIZING" ]; then
+    RTAPP_NS_PER_LOOP=${SIZING%% *}
+    PERIODIC_WORK=${SIZING#* }
+    for spec in $PERIODIC_TASKS; do
+        case " $PERIODIC_WORK " in
+            *" ${spec%%:*}:"*) ;;
+            *) echo "error: the kept sizing has no work for ${spec%%:*}: run with --resize" >&2; exit 1 ;;
+        esac
+    done
+    echo "rt-app: work per period as kept from an earlier run: $PERIODIC_WORK (µs at ${RTAPP_NS_PER_LOOP} ns per loop)" >&2
+else
+    rtapp_calibrate || exit 1
+    periodic_calibrate || exit 1
+fi
+echo "sizing $RTAPP_NS_PER_LOOP $PERIODIC_WORK"
 for rep in $(seq 1 "$REPS"); do
 for s in $(rotation "$rep" @SCHEDULERS@); do
     echo "== $s (repetition $rep of $REPS)" >&2

@@ -4,6 +4,7 @@
 //! - [`bench`]: VM benchmarks as ratios against EEVDF, and the policy's cost per task.
 //! - [`demo`]: gearshiftd and gearshiftctl at work in a VM.
 //! - [`man`]: the manual pages, from the programs' exported clap commands.
+//! - [`sizing`]: the periodic tasks' work per period, kept so that bench runs compare.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,6 +20,7 @@ use gearshift_testkit::vm::{self, VmConfig};
 mod bench;
 mod demo;
 mod man;
+mod sizing;
 
 #[derive(Parser)]
 #[command(about = "Gearshift project commands (sched_ext VM harness, demo)")]
@@ -80,6 +82,11 @@ enum Cmd {
         /// eevdf-nohrtick, EEVDF with its slice-end timer off, which runs only when named.
         #[arg(long, value_delimiter = ',', value_parser = bench::SCHEDULER_NAMES)]
         schedulers: Vec<String>,
+        /// Size the periodic tasks' work afresh in the guest instead of reusing the sizing
+        /// kept from the first run with this many vCPUs (and keep the new one): runs compare
+        /// only when their tasks did the same work.
+        #[arg(long)]
+        resize: bool,
     },
     /// Instructions and allocations per task of the user-space policy (callgrind).
     BenchPolicy,
@@ -212,6 +219,7 @@ fn main() -> Result<ExitCode> {
             desktop_only,
             no_trace,
             schedulers,
+            resize,
         } => {
             if with_peers {
                 others.extend(bench::install_peers(&cache)?);
@@ -226,6 +234,7 @@ fn main() -> Result<ExitCode> {
                 desktop_only,
                 trace: !no_trace,
                 builtin: schedulers,
+                resize,
             };
             println!("{}", bench::vm(&cache, &kernel, &plan)?);
             Ok(ExitCode::SUCCESS)
