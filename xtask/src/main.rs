@@ -4,6 +4,7 @@
 //! - [`bench`]: VM benchmarks as ratios against EEVDF, and the policy's cost per task.
 //! - [`demo`]: gearshiftd and gearshiftctl at work in a VM.
 //! - [`man`]: the manual pages, from the programs' exported clap commands.
+//! - [`results`]: the bench's result lines and the table of medians and ratios it prints.
 //! - [`sizing`]: the periodic tasks' work per period, kept so that bench runs compare.
 
 use std::path::PathBuf;
@@ -20,6 +21,7 @@ use gearshift_testkit::vm::{self, VmConfig};
 mod bench;
 mod demo;
 mod man;
+mod results;
 mod sizing;
 
 #[derive(Parser)]
