@@ -113,8 +113,13 @@ stop_sched
     let same = nodes.iter().filter(|n| n[0] == n[1]).count();
     eprintln!("threads on one node in {same} of {samples} samples");
     assert!(samples >= 24, "enough samples: {samples}");
+    // Placed without regard to nodes, two threads on four CPUs share a node a third of the
+    // time. With a second VM on the host (as tools/test-vm.sh runs them) the slowed guest's own
+    // work pushes a thread to the idle node now and then, by design (a task leaves home when
+    // every CPU there runs something): 23-25 of 30 samples there, before and after c7c7c8e,
+    // against 27 or more alone. 70 % keeps the test far from chance and clear of that.
     assert!(
-        same * 10 >= samples * 9,
+        same * 10 >= samples * 7,
         "threads on one node in only {same} of {samples} samples"
     );
 }
