@@ -54,16 +54,20 @@ work_of() {
 # loops took 1.9x the named time for frame60 and 4-5x for frame144 and audio (short bursts
 # that begin on an interrupt suffer most). Every scheduler then faced tasks asking for more
 # than their share of a CPU, and missed most periods whatever it did. Here the tasks run as
-# real-time tasks under the hogs three times, each run scaling a task's work by named / taken
-# time. A run where a task ran no period at all (it happened once: rt-app's threads started and
-# exited at once) is run again, up to five runs in all. Run once per guest,
-# before any scheduler attaches: every scheduler gets the same work.
+# real-time tasks under the hogs five times; each run gives every task a size (its work scaled
+# by named / taken time), the next run tries it, and the median of the five sizes is kept.
+# One run's size alone swung 3x at 4 vCPUs (the host runs the vCPUs in turns, so a burst's
+# time depends on whose turn it is), and a run that followed a fast one kept its error. A run
+# where a task ran no period at all (it happened once: rt-app's threads started and exited at
+# once) is run again, up to eight runs in all. Run once per guest, before any scheduler
+# attaches: every scheduler gets the same work.
+PERIODIC_SIZING_RUNS=5
 periodic_calibrate() {
-    local try sized=0 spec name period run log took work new
+    local try sized=0 spec name period run log took work new sizes="" final=""
     [ -n "${RTAPP_NS_PER_LOOP:-}" ] || { echo "error: periodic_calibrate needs rtapp_calibrate first" >&2; return 1; }
     start_hogs
     sleep 1
-    for try in 1 2 3 4 5; do
+    for try in $(seq 1 $((PERIODIC_SIZING_RUNS + 3))); do
         PERIODIC_POLICY=SCHED_FIFO periodic_run 4
         new=""
         for spec in $PERIODIC_TASKS; do
@@ -84,16 +88,24 @@ periodic_calibrate() {
         done
         [ -n "$new" ] || continue
         PERIODIC_WORK=$new
+        sizes="$sizes $new"
         sized=$((sized + 1))
-        [ $sized -lt 3 ] || break
+        [ $sized -lt $PERIODIC_SIZING_RUNS ] || break
     done
     load_stop
-    if [ $sized -lt 3 ]; then
+    if [ $sized -lt $PERIODIC_SIZING_RUNS ]; then
         echo "error: the periodic tasks' work could not be sized (see rt-app's output)" >&2
         cat /tmp/rtapp.out >&2
         return 1
     fi
-    echo "rt-app: work per period, sized under load: $PERIODIC_WORK (µs at ${RTAPP_NS_PER_LOOP} ns per loop)" >&2
+    for spec in $PERIODIC_TASKS; do
+        name=${spec%%:*}
+        work=$(printf '%s\n' $sizes | awk -F: -v n="$name" '$1 == n { print $2 }' | sort -n |
+            awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+        final="$final${final:+ }$name:$work"
+    done
+    PERIODIC_WORK=$final
+    echo "rt-app: work per period, sized under load: $PERIODIC_WORK (µs at ${RTAPP_NS_PER_LOOP} ns per loop; median of $sized runs)" >&2
 }
 
 # The rt-app use case: every periodic task for $1 seconds, logging each period into /tmp/rtapp
