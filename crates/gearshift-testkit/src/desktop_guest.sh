@@ -36,6 +36,10 @@ EOF2
     echo "rt-app: ${RTAPP_NS_PER_LOOP} ns per loop" >&2
 }
 
+# The middle one of the numbers on standard input, one per line (the lower of the middle two
+# for an even count, so it is always a value that was measured).
+middle_value() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
 # The work of periodic task $1 per period, in rt-app's µs (loops at RTAPP_NS_PER_LOOP): what
 # periodic_calibrate() sized, else $2, the duration PERIODIC_TASKS names.
 PERIODIC_WORK=""
@@ -100,8 +104,7 @@ periodic_calibrate() {
     fi
     for spec in $PERIODIC_TASKS; do
         name=${spec%%:*}
-        work=$(printf '%s\n' $sizes | awk -F: -v n="$name" '$1 == n { print $2 }' | sort -n |
-            awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+        work=$(printf '%s\n' $sizes | awk -F: -v n="$name" '$1 == n { print $2 }' | middle_value)
         final="$final${final:+ }$name:$work"
     done
     PERIODIC_WORK=$final
@@ -467,7 +470,7 @@ desktop_suite() {
             fi
             load_stop
             if [ "$load" = build ] && [ -s /tmp/build_times ]; then
-                echo "result $sched build_s $(sort -n /tmp/build_times | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')"
+                echo "result $sched build_s $(middle_value < /tmp/build_times)"
             fi
             [ "$load" = build ] && echo "result $sched build_failures $(wc -l < /tmp/build_failures)"
         } > /tmp/load.out
