@@ -126,18 +126,11 @@ fn an_idle_machine_wakes_for_the_schedulers_timers_rarely_and_on_one_cpu() {
     let out = run(
         4,
         r#"
-# The count of active CPUs is asked for by a client started first, that waits on a FIFO for
-# the moment to ask: started after the quiet window, a Python client's own start-up (a few
-# hundred ms of one task, with anything else runnable waiting for low-power's one CPU) rightly
-# widened the set to two CPUs before it could ask, in CI and here, while the load tick's 1 s
-# gaps showed the machine idle throughout the window; started just before the window, it once
-# kept the machine busy for a second of it.
+# The active CPUs are counted by a client started now that asks when the window has ended:
+# a Python client started afterwards runs a few hundred ms of start-up, while anything else
+# runnable waits for low-power's one CPU, and the set rightly widens to two before it asks.
 mkfifo /tmp/ask-now
-/usr/bin/python3 -c 'import json, socket
-open("/tmp/ask-now").read()
-s = socket.socket(socket.AF_UNIX); s.connect("/tmp/gs.sock")
-s.sendall(b"{\"request\":\"get-stats\"}\n")
-print("active_cpus=%s" % json.loads(s.makefile().readline())["stats"]["nr_active_cpus"])' > /tmp/active &
+STATS_AFTER_FIFO=/tmp/ask-now stats_of nr_active_cpus > /tmp/active &
 ASKER=$!
 start_sched
 stop_sched > /dev/null
@@ -155,7 +148,7 @@ sleep 3
 echo 0 > $T/tracing_on
 echo now > /tmp/ask-now
 wait $ASKER
-cat /tmp/active
+echo "active_cpus=$(cat /tmp/active)"
 for c in 0 1 2 3; do echo "timer_cb_cpu$c=$(grep -c 'function=bpf_timer_cb' $T/per_cpu/cpu$c/trace)"; done
 # Per timer (the hrtimer's address), the gaps between its expirations in ms, one timer per line.
 grep 'function=bpf_timer_cb' $T/trace | awk '

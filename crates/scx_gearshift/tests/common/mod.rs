@@ -48,9 +48,12 @@ s = socket.socket(socket.AF_UNIX); s.connect("/tmp/gs.sock")
 s.sendall((sys.argv[1] + "\n").encode()); print(s.makefile().readline().strip())' "$1"
 }}
 # The stats fields named as arguments (JSON names), from one get-stats request (one
-# snapshot), on one line.
+# snapshot), on one line. With STATS_AFTER_FIFO set, the request waits until something is
+# written to that FIFO: a caller started early asks at a chosen moment without its own
+# start-up (a Python interpreter's) running then.
 stats_of() {{
-    /usr/bin/python3 -c 'import json, socket, sys
+    /usr/bin/python3 -c 'import json, os, socket, sys
+if os.environ.get("STATS_AFTER_FIFO"): open(os.environ["STATS_AFTER_FIFO"]).read()
 s = socket.socket(socket.AF_UNIX); s.connect("/tmp/gs.sock")
 s.sendall(b"{{\"request\":\"get-stats\"}}\n"); st = json.loads(s.makefile().readline())["stats"]
 print(*(st[k] for k in sys.argv[1:]))' "$@"
