@@ -65,6 +65,8 @@ pub struct BenchPlan {
     /// Size the periodic tasks' work afresh rather than reuse the sizing kept for this many
     /// vCPUs (and keep the new one).
     pub resize: bool,
+    /// The guest's clock counts instructions (`VmConfig::instruction_clock`).
+    pub instruction_clock: bool,
 }
 
 /// The guest script of a benchmark run: desktop_guest.sh's functions, then bench_guest.sh.
@@ -163,7 +165,7 @@ pub fn vm(cache: &Cache, kernel: &Kernel, plan: &BenchPlan) -> Result<String> {
             .iter()
             .map(|p| p.display().to_string()),
     );
-    let sizing_path = sizing::cache_path(cache, cpus);
+    let sizing_path = sizing::cache_path(cache, cpus, plan.instruction_clock);
     let kept = if plan.resize {
         None
     } else {
@@ -184,12 +186,18 @@ pub fn vm(cache: &Cache, kernel: &Kernel, plan: &BenchPlan) -> Result<String> {
         cpus,
         memory_mib: 2048,
         timeout: std::time::Duration::from_secs(4 * 3600),
+        instruction_clock: plan.instruction_clock,
         ..VmConfig::default()
     };
     eprintln!(
-        "bench: {} in one VM run ({cpus} vCPUs, {} repetitions)",
+        "bench: {} in one VM run ({cpus} vCPUs, {} repetitions, {} clock)",
         schedulers.join(", "),
-        plan.reps
+        plan.reps,
+        if plan.instruction_clock {
+            "instruction-counting"
+        } else {
+            "host"
+        }
     );
     let out = gearshift_testkit::vm::run(cache, kernel, &cfg, &script)?;
     if !out.success() {
@@ -461,6 +469,7 @@ mod tests {
             trace: false,
             builtin: Vec::new(),
             resize: false,
+            instruction_clock: false,
         };
         let sizing = Sizing::parse("967 frame60:3443 audio:436").unwrap();
         let script = guest_script(

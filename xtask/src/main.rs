@@ -148,6 +148,11 @@ struct VmArgs {
     /// Seconds the command may run.
     #[arg(long, default_value_t = 1800)]
     timeout_s: u64,
+    /// Run the guest's clock on the instructions it executes (QEMU -icount shift=auto): its
+    /// timers then fire on time, where with the host's clock a vCPU's timer waits for its
+    /// turn on the host, milliseconds under load.
+    #[arg(long)]
+    icount: bool,
 }
 
 impl VmArgs {
@@ -164,6 +169,7 @@ impl VmArgs {
                 .collect(),
             stream: true,
             require_sched_ext: true,
+            instruction_clock: self.icount,
         }
     }
 }
@@ -237,6 +243,7 @@ fn main() -> Result<ExitCode> {
                 trace: !no_trace,
                 builtin: schedulers,
                 resize,
+                instruction_clock: vm.icount,
             };
             println!("{}", bench::vm(&cache, &kernel, &plan)?);
             Ok(ExitCode::SUCCESS)

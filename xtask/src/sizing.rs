@@ -72,11 +72,13 @@ impl Sizing {
     }
 }
 
-/// Where the sizing for `cpus` vCPUs is kept.
-pub fn cache_path(cache: &Cache, cpus: u32) -> PathBuf {
+/// Where the sizing for `cpus` vCPUs is kept; one per guest clock, as a loop's cost under
+/// load depends on how the vCPUs take turns.
+pub fn cache_path(cache: &Cache, cpus: u32, instruction_clock: bool) -> PathBuf {
+    let clock = if instruction_clock { "-icount" } else { "" };
     cache
         .root()
-        .join(format!("bench/periodic-sizing-{cpus}cpu.txt"))
+        .join(format!("bench/periodic-sizing-{cpus}cpu{clock}.txt"))
 }
 
 /// The kept sizing; `None` when there is none yet. A file that does not parse is an error that
@@ -109,6 +111,18 @@ pub fn store(path: &Path, sizing: &Sizing) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_guest_clock_keeps_its_own_sizing() {
+        let cache = Cache::at("/c");
+        let host = cache_path(&cache, 4, false);
+        let icount = cache_path(&cache, 4, true);
+        assert_eq!(host, Path::new("/c/bench/periodic-sizing-4cpu.txt"));
+        assert_eq!(
+            icount,
+            Path::new("/c/bench/periodic-sizing-4cpu-icount.txt")
+        );
+    }
 
     #[test]
     fn the_guests_sizing_line_round_trips_through_the_cache_file() {

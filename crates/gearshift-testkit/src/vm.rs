@@ -54,6 +54,12 @@ pub struct VmConfig {
     pub stream: bool,
     /// Fail with [`VmError::NoSchedExt`] when the guest kernel has no sched_ext.
     pub require_sched_ext: bool,
+    /// Run the guest's clock on the instructions it executes (QEMU `-icount shift=auto`)
+    /// instead of the host's. Single-threaded TCG runs the vCPUs in turns, and with the host's
+    /// clock a vCPU's timer fires only in its turn: under load, milliseconds late. Counting
+    /// instructions, no vCPU's turn runs past the next timer, so timers fire on time, as on
+    /// real hardware, and a benchmark measures the scheduler instead of the turns.
+    pub instruction_clock: bool,
 }
 
 impl Default for VmConfig {
@@ -67,6 +73,7 @@ impl Default for VmConfig {
             env: Vec::new(),
             stream: false,
             require_sched_ext: true,
+            instruction_clock: false,
         }
     }
 }
@@ -120,7 +127,14 @@ pub fn vng_args(
         "--memory".into(),
         format!("{}M", cfg.memory_mib),
         // Multi-threaded TCG oopses when sched_ext patches kernel text.
-        "--qemu-opts=-accel tcg,thread=single".into(),
+        format!(
+            "--qemu-opts=-accel tcg,thread=single{}",
+            if cfg.instruction_clock {
+                " -icount shift=auto"
+            } else {
+                ""
+            }
+        ),
         format!("--rwdir={}", run_dir.display()),
     ];
     if cfg.numa_nodes > 1 {
@@ -353,6 +367,18 @@ mod tests {
         assert!(args.contains(&"--qemu-opts=-accel tcg,thread=single".to_owned()));
         assert!(args.contains(&"--disable-kvm".to_owned()));
         assert_eq!(args.last().unwrap(), "/bin/sh /c/run/guest.sh");
+    }
+
+    #[test]
+    fn instruction_clock_adds_icount_to_tcg() {
+        let cfg = VmConfig {
+            instruction_clock: true,
+            ..VmConfig::default()
+        };
+        let args = vng_args(&kernel(), &cfg, Path::new("/r"), Path::new("/r/g.sh"));
+        assert!(
+            args.contains(&"--qemu-opts=-accel tcg,thread=single -icount shift=auto".to_owned())
+        );
     }
 
     #[test]
