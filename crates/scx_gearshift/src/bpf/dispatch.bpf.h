@@ -409,15 +409,20 @@ static bool take_regular(s32 cpu)
 }
 
 /*
- * Interactive tasks first, regular ones after; but once regular tasks have waited
- * starvation_ns, one of them goes first, so CPU-bound work always progresses. What a CPU
- * may take is filtered by may_pull(): low-power mode's idle CPUs stay out of service (the
- * active ones serve the starvation guard too), and nodes keep their tasks.
+ * Interactive tasks first, regular ones after; but once no CPU has taken a regular task for
+ * starvation_ns and none runs one, one of them goes first, so CPU-bound work always
+ * progresses. A regular task running on another CPU is that progress: CPU-bound tasks that
+ * keep their CPU (the last runnable one there, or a heavier one keeping its turn) never move
+ * last_regular_ns, and under a build at 4 vCPUs the guard, blind to them, gave a compiler's
+ * slice ahead of a 60 Hz frame or an audio callback on the CPU they were about to get back,
+ * 50-70 times a second. What a CPU may take is filtered by may_pull(): low-power mode's
+ * idle CPUs stay out of service (the active ones serve the starvation guard too), and nodes
+ * keep their tasks.
  */
 static bool take_shared(s32 cpu)
 {
 	if (scx_bpf_dsq_nr_queued(GS_SHARED_DSQ) &&
-	    elapsed_since(last_regular_ns) >= starvation_ns) {
+	    elapsed_since(last_regular_ns) >= starvation_ns && !runs_elsewhere(cpu, false)) {
 		if (take_regular(cpu)) {
 			stat_inc(nr_starvation_guard);
 			return true;

@@ -265,26 +265,6 @@ static bool others_waiting(s32 cpu)
 }
 
 /*
- * Whether a CPU other than @cpu runs a task from the other queues (regular or interactive):
- * then those queues progress, and a latency-critical burst need not wait on their account.
- */
-static bool others_running_elsewhere(s32 cpu)
-{
-	struct cpu_ctx *cctx;
-	s32 i;
-
-	bpf_for(i, 0, nr_cpu_ids) {
-		if (i >= GS_MAX_CPUS)
-			break;
-		if (i == cpu || !(cctx = lookup_cpu_ctx(i)))
-			continue;
-		if (cctx->kind == RUN_REGULAR || cctx->kind == RUN_INTERACTIVE)
-			return true;
-	}
-	return false;
-}
-
-/*
  * Moves the earliest latency-critical burst to @cpu, unless the other queues have waited
  * starvation_ns for a CPU to serve anything else. "Serve" counts any CPU running their work:
  * last_other_run_ns only moves when such a task starts, so with a hog in the middle of its
@@ -296,7 +276,7 @@ static bool take_latency(s32 cpu)
 	if (!scx_bpf_dsq_nr_queued(GS_LAT_DSQ))
 		return false;
 	if (elapsed_since(last_other_run_ns) >= starvation_ns && others_waiting(cpu) &&
-	    !others_running_elsewhere(cpu)) {
+	    !runs_elsewhere(cpu, true)) {
 		stat_inc(nr_starvation_guard);
 		stat_inc(nr_latency_held);
 		return false;

@@ -119,6 +119,29 @@ static void note_stopping(s32 cpu)
 	}
 }
 
+/*
+ * Whether a CPU other than @cpu runs regular work, or with @interactive_too interactive work
+ * as well: then that work is progressing, and the starvation guards (dispatch.bpf.h:
+ * take_shared(), latency.bpf.h: take_latency()) need not put it first here. Their clocks only
+ * move when a CPU takes such a task from a queue, not while one keeps running.
+ */
+static bool runs_elsewhere(s32 cpu, bool interactive_too)
+{
+	struct cpu_ctx *cctx;
+	s32 i;
+
+	bpf_for(i, 0, nr_cpu_ids) {
+		if (i >= GS_MAX_CPUS)
+			break;
+		if (i == cpu || !(cctx = lookup_cpu_ctx(i)))
+			continue;
+		if (cctx->kind == RUN_REGULAR ||
+		    (interactive_too && cctx->kind == RUN_INTERACTIVE))
+			return true;
+	}
+	return false;
+}
+
 /* Marks @cpu as given to a waking burst due at @deadline that has not started running yet. */
 static void claim_cpu(s32 cpu, u64 deadline)
 {
