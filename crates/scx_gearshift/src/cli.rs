@@ -18,7 +18,8 @@ pub struct Cli {
     /// Shortest time slice, in nanoseconds, however many tasks wait.
     #[arg(long, default_value_t = intf::gs_consts_GS_DFL_SLICE_MIN_NS as u64, value_parser = clap::value_parser!(u64).range(10_000..=1_000_000_000))]
     pub slice_min_ns: u64,
-    /// Longest a regular task waits behind interactive ones, in nanoseconds.
+    /// Longest the regular tasks wait behind interactive ones while no CPU runs one, in
+    /// nanoseconds.
     // 10 ms, not one 5 ms slice: at 5 ms the guard fired every 5-6 ms under CPU hogs at 2
     // vCPUs, each time putting a hog's slice ahead of the interactive tasks waiting; at 10 ms
     // the periodic tasks' wakeup p99 there was 0.5-0.8x the 5 ms value in four VM runs

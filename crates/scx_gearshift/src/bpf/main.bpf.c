@@ -23,7 +23,8 @@ UEI_DEFINE(uei);
 const volatile u64 slice_max_ns = GS_DFL_SLICE_MAX_NS;
 /* Shortest slice user space may ask for, and the least a task runs before being preempted: */
 const volatile u64 slice_min_ns = GS_DFL_SLICE_MIN_NS;
-/* Longest a regular task waits behind interactive ones (starvation guard): */
+/* Longest the regular tasks wait behind interactive ones while no CPU runs one (the
+ * starvation guard): */
 const volatile u64 starvation_ns = GS_DFL_STARVATION_NS;
 /* Weight above which the policy treats tasks as if at this weight: */
 const volatile u64 weight_cap = GS_DFL_WEIGHT_CAP;
