@@ -87,13 +87,9 @@ pub struct Stats {
     pub nr_latency_slow_idle: u64,
     pub nr_latency_slow_preempt: u64,
     pub nr_latency_slow_waited: u64,
-    /// Latency-critical bursts that ran their whole budget without sleeping and used more
-    /// than their share of a CPU since their wakeup, and went on as ordinary work (a frame
-    /// that overran its period).
+    /// Latency-critical bursts that ran their whole budget without sleeping and went on as
+    /// ordinary work (a frame that overran its period).
     pub nr_latency_rank_lost: u64,
-    /// Times such a burst got the rank back, having fallen within its share again (a frame
-    /// catching up with its periods).
-    pub nr_latency_catch_ups: u64,
     /// Times a CPU passed over a waiting latency-critical burst to serve work that had waited
     /// too long (the starvation guard).
     pub nr_latency_held: u64,

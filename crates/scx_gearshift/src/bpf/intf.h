@@ -203,8 +203,6 @@ struct gs_counters {
 	u64 nr_latency_slow_waited;
 	/* Bursts that ran their whole latency budget without sleeping and lost the rank. */
 	u64 nr_latency_rank_lost;
-	/* Enqueues of such bursts given the rank back while within their share (catching up). */
-	u64 nr_latency_catch_ups;
 	/* Times a CPU passed over a waiting latency-critical burst for the starvation guard. */
 	u64 nr_latency_held;
 };

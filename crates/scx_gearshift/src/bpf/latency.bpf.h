@@ -12,11 +12,10 @@
  *  - belongs to a task that sleeps at least as long as it runs (average burst at most half its
  *    average time between wakeups)
  * goes to GS_LAT_DSQ, ordered by when it is due, which CPUs serve before any other queue; it
- * takes a CPU from anything but another such burst due earlier. A task is admitted at up to
- * half a CPU (the last rule) and keeps the rank up to three quarters; a burst loses it once
- * it has run its budget (latency_budget()) and has used more than that share since its
- * wakeup (latency_catching_up()), and the other queues go first once they have waited
- * starvation_ns.
+ * takes a CPU from anything but another such burst due earlier. Each task can hold that rank
+ * for at most half a CPU (the last rule), a burst loses it once it has run its budget
+ * (GS_LATENCY_BURST_MAX_NS, more for the foreground app: latency_budget()), and the other
+ * queues go first once they have waited starvation_ns.
  *
  * The budget bounds each burst, not the average one: a frame that overran its period runs on
  * into the next without sleeping, so its bursts merge and their average grows with how far
@@ -32,37 +31,26 @@
 #define __GEARSHIFT_LATENCY_BPF_H
 
 /*
- * The least budget of a latency-critical burst: 10 ms of CPU time. A 60 Hz frame of 3 ms ran
- * 5 ms of CPU time under a message storm (a slowed CPU, caches thrashed) and up to 13 ms on an
- * emulated vCPU under CPU hogs. The share rules bound what the rank can take. It is a
- * property of the work, not of the time slice: a shorter slice for CPU hogs must not take the
- * rank from a game's longer frames.
+ * The longest burst that keeps the latency-critical rank (it ends there): 10 ms of CPU time.
+ * A 60 Hz frame of 3 ms ran 5 ms of CPU time under a message storm (a slowed CPU, caches
+ * thrashed) and up to 13 ms on an emulated vCPU under CPU hogs; the rank it loses there
+ * returns at its next wakeup. Half a CPU per task (the period rule) bounds what the rank can
+ * take. It is a property of the work, not of the time slice: a shorter slice for CPU hogs
+ * must not take the rank from a game's longer frames.
  */
 #define GS_LATENCY_BURST_MAX_NS (10 * 1000 * 1000ULL)
 
-/* The share of a CPU a task admitted latency-critical keeps the rank up to: three quarters. */
-#define GS_LATENCY_KEEP_NUM 3
-#define GS_LATENCY_KEEP_DEN 4
-
 /*
- * The CPU time a latency-critical burst of @tctx's task runs before its share since its
- * wakeup is checked (latency_catching_up()): GS_LATENCY_BURST_MAX_NS, or twice its average
- * burst up to its period and GS_BURST_CAP_NS, times the foreground factor for the foreground
- * app (foreground.bpf.h). A frame whose work grew to 8-10 ms under a message storm overran
- * a flat 10 ms budget every few periods, and waited as regular work in the middle of its
- * burst until its share had fallen.
+ * The longest burst of @tctx's task that is latency-critical: GS_LATENCY_BURST_MAX_NS, times the
+ * foreground factor for the foreground app (foreground.bpf.h). A frame that overran its
+ * period runs on into the next one without sleeping; past its budget it is no longer
+ * latency-critical, and a background frame's bursts then keep taking the CPU from it, so it
+ * never catches up. The foreground's frame gets the longer run it needs to catch up; half a
+ * CPU per task (the period rule) still bounds what it takes.
  */
 static inline u64 latency_budget(const struct task_ctx *tctx)
 {
-	u64 budget = GS_LATENCY_BURST_MAX_NS, room = tctx->avg_burst_ns * 2;
-
-	if (room > tctx->avg_period_ns)
-		room = tctx->avg_period_ns;
-	if (room > GS_BURST_CAP_NS)
-		room = GS_BURST_CAP_NS;
-	if (room > budget)
-		budget = room;
-	return budget * foreground_factor(tctx);
+	return GS_LATENCY_BURST_MAX_NS * foreground_factor(tctx);
 }
 
 /* When a CPU last started something other than a latency-critical burst. */
@@ -71,67 +59,34 @@ static u64 last_other_run_ns;
 /* Called on every wakeup of @p (ops.runnable): the period estimate and the admission. */
 static void latency_note_wakeup(const struct task_struct *p, struct task_ctx *tctx, u64 now)
 {
-	u64 period, limit;
+	u64 period;
 
 	if (tctx->woke_at && time_after(now, tctx->woke_at)) {
 		period = now - tctx->woke_at;
 		tctx->avg_period_ns = tctx->avg_period_ns ?
 				      (tctx->avg_period_ns * 3 + period) / 4 : period;
 	}
-	/*
-	 * Admitted at up to half a CPU; a task admitted at its last wakeup keeps the rank up to
-	 * three quarters (GS_LATENCY_KEEP_*). Under a message storm on the emulated machine a
-	 * 60 Hz frame's work grew to half a CPU and more: at a single bound it went in and out of
-	 * the rank from one wakeup to the next, and a burst refused it fell behind at once.
-	 */
-	limit = tctx->latency_critical ?
-		tctx->avg_period_ns * GS_LATENCY_KEEP_NUM / GS_LATENCY_KEEP_DEN :
-		tctx->avg_period_ns / 2;
 	tctx->latency_critical = !tctx->burst_sync && !is_usersched(p) && tctx->avg_period_ns &&
-				 tctx->avg_burst_ns <= limit;
-	tctx->over_budget = false;
+				 tctx->avg_burst_ns * 2 <= tctx->avg_period_ns;
 }
 
-/*
- * Whether @tctx's burst has run past its budget yet used at most three quarters of a CPU
- * since its wakeup. A frame that fell behind runs on into its next periods without sleeping,
- * so there is no wakeup to admit it at; as a regular task it gets a fair share among
- * everything runnable, far too little to catch up: under a message storm on the emulated
- * machine, a 60 Hz frame that needed half a CPU got 1.5-2 % once its rank was gone and ran
- * 149 of its 1,200 periods. It gets the rank back while it stays within that share, ordered
- * after the bursts that woke since (latency_deadline()), and sleeps again once it has caught
- * up.
- */
-static bool latency_catching_up(const struct task_ctx *tctx)
-{
-	return tctx->awake_ns >= latency_budget(tctx) &&
-	       tctx->awake_ns * GS_LATENCY_KEEP_DEN <=
-	       elapsed_since(tctx->woke_at) * GS_LATENCY_KEEP_NUM;
-}
-
-/*
- * Deadline of a latency-critical burst: its wakeup plus the CPU time it is expected to need;
- * for one catching up, its last enqueue instead of its wakeup (it is not due before the
- * bursts that woke since).
- */
+/* Deadline of a latency-critical burst: its wakeup plus the CPU time it is expected to need. */
 static u64 latency_deadline(const struct task_struct *p, const struct task_ctx *tctx)
 {
-	u64 start = tctx->awake_ns >= latency_budget(tctx) ? tctx->enq_at : tctx->woke_at;
-
-	return start + weighted_burst(p, tctx);
+	return tctx->woke_at + weighted_burst(p, tctx);
 }
 
 /*
- * Slice of a latency-critical burst: the rest of its budget (slice_max_ns past it, while it
- * catches up). A slice sized by the expected burst ran out whenever a burst was slowed (an
- * emulated or throttled CPU, a cache gone cold), and the burst went back to the queue in the
- * middle of its work, where the starvation guard could hand the CPU to a hog for a whole
- * slice. Only a burst due earlier takes the CPU from it (preempt.bpf.h).
+ * Slice of a latency-critical burst: the rest of its budget. A slice sized by the
+ * expected burst ran out whenever a burst was slowed (an emulated or throttled CPU, a cache
+ * gone cold), and the burst went back to the queue in the middle of its work, where the
+ * starvation guard could hand the CPU to a hog for a whole slice. Only a burst due earlier
+ * takes the CPU from it (preempt.bpf.h), and it loses its rank at the end of its budget anyway.
  */
 static u64 latency_slice(const struct task_ctx *tctx)
 {
 	u64 budget = latency_budget(tctx);
-	u64 left = budget > tctx->awake_ns ? budget - tctx->awake_ns : slice_max_ns;
+	u64 left = budget > tctx->awake_ns ? budget - tctx->awake_ns : 0;
 
 	return left > slice_min_ns ? left : slice_min_ns;
 }
@@ -139,8 +94,7 @@ static u64 latency_slice(const struct task_ctx *tctx)
 /* Whether @p, about to run, is in a latency-critical burst. */
 static bool latency_running(const struct task_ctx *tctx)
 {
-	return tctx->latency_critical &&
-	       (tctx->awake_ns < latency_budget(tctx) || latency_catching_up(tctx));
+	return tctx->latency_critical && tctx->awake_ns < latency_budget(tctx);
 }
 
 /*
@@ -267,23 +221,16 @@ static bool enqueue_latency(struct task_struct *p, struct task_ctx *tctx, u64 en
 
 	tctx->wake_here = false;
 	if (!latency_running(tctx)) {
-		/*
-		 * Still runnable with the rank it woke with: it ran its whole budget, and has
-		 * used more than its share since its wakeup. It stays admitted:
-		 * latency_catching_up() gives the rank back once it is within its share.
-		 */
-		if (tctx->latency_critical && !(enq_flags & SCX_ENQ_WAKEUP) && !tctx->over_budget) {
-			tctx->over_budget = true;
+		/* Still runnable with the rank it woke with: it ran its whole budget. */
+		if (tctx->latency_critical && !(enq_flags & SCX_ENQ_WAKEUP))
 			stat_inc(nr_latency_rank_lost);
-		}
+		/* Not latency-critical, or no longer: it has run its budget. */
+		tctx->latency_critical = false;
 		return false;
 	}
-	if (tctx->awake_ns >= latency_budget(tctx))
-		stat_inc(nr_latency_catch_ups);
-	else
-		stat_inc(nr_latency_wakeups);
 	/* Its deadline is in real time, like GS_PRIO_DSQ's (vtime_now must not follow it). */
 	tctx->in_prio = true;
+	stat_inc(nr_latency_wakeups);
 	/*
 	 * Kept on this CPU by latency_wake_here(): at the head of its local DSQ, displacing the
 	 * task running there at once (no kick, no interrupt), unless a latency-critical burst

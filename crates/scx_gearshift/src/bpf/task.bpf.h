@@ -46,8 +46,6 @@ struct task_ctx {
 	u32 nr_kind_samples;
 	/* The current burst is latency-critical (latency.bpf.h). */
 	bool latency_critical;
-	/* Its current burst has run past its latency budget (counted once a burst). */
-	bool over_budget;
 	/* ops.select_cpu kept this wakeup on the CPU it runs on, to take it from the task
 	 * there (latency_wake_here()). */
 	bool wake_here;
