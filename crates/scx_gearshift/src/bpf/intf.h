@@ -205,8 +205,6 @@ struct gs_counters {
 	u64 nr_latency_rank_lost;
 	/* Times a CPU passed over a waiting latency-critical burst for the starvation guard. */
 	u64 nr_latency_held;
-	/* Ended slices of long bursts queued as interactive while catching up (within 3/4 CPU). */
-	u64 nr_latency_catch_ups;
 };
 
 #endif /* __GEARSHIFT_INTF_H */

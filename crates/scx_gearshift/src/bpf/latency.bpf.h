@@ -70,26 +70,6 @@ static void latency_note_wakeup(const struct task_struct *p, struct task_ctx *tc
 				 tctx->avg_burst_ns * 2 <= tctx->avg_period_ns;
 }
 
-/*
- * Whether @p, whose slice ended past slice_max_ns since its wakeup, catches up in the
- * interactive DSQ (enqueue_interactive()): a task that sleeps at least a quarter of the time
- * (average burst at most three quarters of its average period), woken asynchronously, that
- * has used at most three quarters of a CPU since its wakeup. A frame that fell behind runs on
- * into its next periods without sleeping, so no wakeup admits it again; as regular work under
- * a message storm it got 1.5-2 % of a CPU and ran 149 of its 1,200 periods. The interactive
- * DSQ, not GS_LAT_DSQ: behind it the shared queue's starvation guard still serves regular
- * work, however many tasks catch up (a per-task share in GS_LAT_DSQ let three periodic tasks
- * ask for more than two CPUs, and an RCU stall ejected the scheduler).
- */
-static bool latency_catching_up(const struct task_struct *p, const struct task_ctx *tctx,
-				u64 enq_flags)
-{
-	return !(enq_flags & SCX_ENQ_WAKEUP) && !tctx->burst_sync && !is_usersched(p) &&
-	       tctx->avg_period_ns && tctx->avg_burst_ns * 4 <= tctx->avg_period_ns * 3 &&
-	       tctx->awake_ns >= slice_max_ns &&
-	       tctx->awake_ns * 4 <= elapsed_since(tctx->woke_at) * 3;
-}
-
 /* Deadline of a latency-critical burst: its wakeup plus the CPU time it is expected to need. */
 static u64 latency_deadline(const struct task_struct *p, const struct task_ctx *tctx)
 {
