@@ -90,6 +90,11 @@ pub struct Stats {
     /// Latency-critical bursts that ran their whole budget without sleeping and went on as
     /// ordinary work (a frame that overran its period).
     pub nr_latency_rank_lost: u64,
+    /// Ended slices of long bursts queued with the interactive tasks because their task is a
+    /// proven periodic one (timer-woken on its period, over and over) that sleeps at least a
+    /// quarter of the time and has used at most three quarters of a CPU since its wakeup (a
+    /// frame catching up with its periods).
+    pub nr_latency_catch_ups: u64,
     /// Times a CPU passed over a waiting latency-critical burst to serve work that had waited
     /// too long (the starvation guard).
     pub nr_latency_held: u64,

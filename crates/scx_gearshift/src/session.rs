@@ -286,6 +286,7 @@ impl<'obj> Session<'obj> {
             nr_latency_slow_preempt: c.nr_latency_slow_preempt,
             nr_latency_slow_waited: c.nr_latency_slow_waited,
             nr_latency_rank_lost: c.nr_latency_rank_lost,
+            nr_latency_catch_ups: c.nr_latency_catch_ups,
             nr_latency_held: c.nr_latency_held,
             nr_interactive: self.policy.nr_interactive(),
             page_faults: thread_page_faults().saturating_sub(self.faults_at_start),
@@ -304,7 +305,7 @@ fn monotonic_ns() -> u64 {
 fn print_stats(s: &Stats) {
     println!(
         "[gearshift] mode={} preempt={} fifo_active={} fifo_ms={} fifo_overload_ms={} fifo={} active_cpus={} cpus={} running={} queued={} scheduled={} pending={} shared={} \
-         user={} kernel={} cancel={} bounce={} failed={} congested={} starved={} rescued={} weighted={} requeued={} fastwake={} latency={} latency_slow={} latency_lost={} preempted={} interactive={} \
+         user={} kernel={} cancel={} bounce={} failed={} congested={} starved={} rescued={} weighted={} requeued={} fastwake={} latency={} latency_slow={} latency_lost={} latency_catch_ups={} preempted={} interactive={} \
          foreground={} foreground_boosts={} \
          page_faults={} arena_kib={}",
         s.mode,
@@ -334,6 +335,7 @@ fn print_stats(s: &Stats) {
         s.nr_latency_wakeups,
         s.nr_latency_slow(),
         s.nr_latency_rank_lost,
+        s.nr_latency_catch_ups,
         s.nr_preemptions,
         s.nr_interactive,
         s.foreground_cgroup_id,

@@ -205,6 +205,9 @@ struct gs_counters {
 	u64 nr_latency_rank_lost;
 	/* Times a CPU passed over a waiting latency-critical burst for the starvation guard. */
 	u64 nr_latency_held;
+	/* Ended slices of a proven periodic task's long burst queued as interactive while it
+	 * catches up (within 3/4 of a CPU; latency.bpf.h: latency_catching_up()). */
+	u64 nr_latency_catch_ups;
 };
 
 #endif /* __GEARSHIFT_INTF_H */

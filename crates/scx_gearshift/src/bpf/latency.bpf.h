@@ -56,18 +56,81 @@ static inline u64 latency_budget(const struct task_ctx *tctx)
 /* When a CPU last started something other than a latency-critical burst. */
 static u64 last_other_run_ns;
 
+/*
+ * task_ctx.periodic_score: a task's record of periodic wakeups, for latency_catching_up(). A
+ * wakeup adds one (up to GS_PERIODIC_SCORE_MAX) when it is latency-critical, ended an
+ * interruptible sleep of a user task (a timer, poll, a futex: what frames, audio callbacks
+ * and input handlers wait on) and came within a quarter of the average period; one that is
+ * latency-critical but off that period changes nothing, and any other halves the record. From
+ * GS_PERIODIC_SCORE_MIN on the task is a proven periodic one. Without a record, eight CPU hogs
+ * on four CPUs (admitted at their first wakeups, before their bursts merged) each ran at half
+ * a CPU and all of them caught up, ahead of the user-space policy; and a process reading
+ * files sleeps as long as it runs, woken by the disk's (or 9p's) interrupt, so its reads
+ * are admitted like a frame's timer: its waits are uninterruptible, a frame's are not.
+ */
+#define GS_PERIODIC_SCORE_MIN 8
+#define GS_PERIODIC_SCORE_MAX 16
+
+/* @period, the time since @tctx's task last woke, is within a quarter of its average. */
+static bool on_period(const struct task_ctx *tctx, u64 period)
+{
+	u64 avg = tctx->avg_period_ns;
+
+	return avg && period * 4 >= avg * 3 && period * 4 <= avg * 5;
+}
+
+/* Whether @task last blocked in a wait that counts toward the load average (uninterruptible). */
+static bool woke_from_kernel_wait(const struct task_struct *task)
+{
+	/* Named apart from the macro's own `p`, which would shadow it. */
+	return BPF_CORE_READ_BITFIELD(task, sched_contributes_to_load);
+}
+
+static void note_periodic(const struct task_struct *p, struct task_ctx *tctx, bool periodic)
+{
+	if (!tctx->latency_critical || is_kthread(p) || woke_from_kernel_wait(p))
+		tctx->periodic_score /= 2;
+	else if (periodic && tctx->periodic_score < GS_PERIODIC_SCORE_MAX)
+		tctx->periodic_score++;
+}
+
 /* Called on every wakeup of @p (ops.runnable): the period estimate and the admission. */
 static void latency_note_wakeup(const struct task_struct *p, struct task_ctx *tctx, u64 now)
 {
+	bool periodic = false;
 	u64 period;
 
 	if (tctx->woke_at && time_after(now, tctx->woke_at)) {
 		period = now - tctx->woke_at;
+		periodic = on_period(tctx, period);
 		tctx->avg_period_ns = tctx->avg_period_ns ?
 				      (tctx->avg_period_ns * 3 + period) / 4 : period;
 	}
 	tctx->latency_critical = !tctx->burst_sync && !is_usersched(p) && tctx->avg_period_ns &&
 				 tctx->avg_burst_ns * 2 <= tctx->avg_period_ns;
+	note_periodic(p, tctx, periodic);
+}
+
+/*
+ * Whether @p, whose slice ended past slice_max_ns since its wakeup, catches up in the
+ * interactive DSQ (enqueue_interactive()): a proven periodic task (its periodic_score), that
+ * sleeps at least a quarter of the time (average burst at most three quarters of its average
+ * period), woken asynchronously, that has used at most three quarters of a CPU since its
+ * wakeup. A frame that fell behind runs on into its next periods without sleeping, so no
+ * wakeup admits it again; as regular work under a message storm it got 1.5-2 % of a CPU and
+ * ran 149 of its 1,200 periods. The interactive DSQ, not GS_LAT_DSQ: behind it the shared
+ * queue's starvation guard still serves regular work, however many tasks catch up (a per-task
+ * share in GS_LAT_DSQ let three periodic tasks ask for more than two CPUs, and an RCU stall
+ * ejected the scheduler).
+ */
+static bool latency_catching_up(const struct task_struct *p, const struct task_ctx *tctx,
+				u64 enq_flags)
+{
+	return !(enq_flags & SCX_ENQ_WAKEUP) && !tctx->burst_sync && !is_usersched(p) &&
+	       tctx->periodic_score >= GS_PERIODIC_SCORE_MIN && tctx->avg_period_ns &&
+	       tctx->avg_burst_ns * 4 <= tctx->avg_period_ns * 3 &&
+	       tctx->awake_ns >= slice_max_ns &&
+	       tctx->awake_ns * 4 <= elapsed_since(tctx->woke_at) * 3;
 }
 
 /* Deadline of a latency-critical burst: its wakeup plus the CPU time it is expected to need. */

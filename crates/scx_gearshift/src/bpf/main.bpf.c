@@ -82,10 +82,14 @@ static bool enqueue_interactive(struct task_struct *p, struct task_ctx *tctx, u6
 	/* A foreground task's wakeups are interactive even unclassified (foreground.bpf.h). */
 	bool foreground_wakeup = in_foreground(tctx) && (enq_flags & SCX_ENQ_WAKEUP);
 
-	if (!foreground_wakeup && (!tctx->interactive || message_driven(tctx)))
+	bool catching_up = latency_catching_up(p, tctx, enq_flags);
+
+	if (!foreground_wakeup && !catching_up && (!tctx->interactive || message_driven(tctx)))
 		return false;
-	if (!(enq_flags & SCX_ENQ_WAKEUP) && tctx->awake_ns >= slice_max_ns)
+	if (!(enq_flags & SCX_ENQ_WAKEUP) && tctx->awake_ns >= slice_max_ns && !catching_up)
 		return false;
+	if (catching_up)
+		stat_inc(nr_latency_catch_ups);
 	insert_prio(p, tctx, queue_slice(), enq_flags);
 	stat_inc(nr_interactive_wakeups);
 	/*
