@@ -82,7 +82,7 @@ static bool enqueue_interactive(struct task_struct *p, struct task_ctx *tctx, u6
 	/* A foreground task's wakeups are interactive even unclassified (foreground.bpf.h). */
 	bool foreground_wakeup = in_foreground(tctx) && (enq_flags & SCX_ENQ_WAKEUP);
 
-	bool catching_up = latency_catching_up(p, tctx, enq_flags);
+	bool catching_up = latency_catching_up(tctx, enq_flags);
 
 	if (!foreground_wakeup && !catching_up && (!tctx->interactive || message_driven(tctx)))
 		return false;
