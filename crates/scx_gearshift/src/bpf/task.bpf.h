@@ -54,7 +54,7 @@ struct task_ctx {
 	u8 latency_path;
 	/* Time between the task's wakeups, exponentially averaged (ns); 0 until it woke twice. */
 	u64 avg_period_ns;
-	/* Its record of latency-critical wakeups (latency.bpf.h: GS_PERIODIC_SCORE_MIN). */
+	/* Its record of periodic wakeups from interruptible sleeps (latency.bpf.h: periodic_score). */
 	u32 periodic_score;
 	/* Its cgroups' combined cpu.weight (weight.bpf.h), as of weights_gen cgroup_gen. */
 	u32 cgroup_weight;
