@@ -187,6 +187,8 @@ pub fn vm(cache: &Cache, kernel: &Kernel, plan: &BenchPlan) -> Result<String> {
         memory_mib: 2048,
         timeout: std::time::Duration::from_secs(4 * 3600),
         instruction_clock: plan.instruction_clock,
+        // An hour or more: which scheduler, repetition and load the guest is at.
+        progress_prefixes: &["== ", "desktop_suite:"],
         ..VmConfig::default()
     };
     eprintln!(

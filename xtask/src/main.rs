@@ -170,6 +170,7 @@ impl VmArgs {
             stream: true,
             require_sched_ext: true,
             instruction_clock: self.icount,
+            ..VmConfig::default()
         }
     }
 }

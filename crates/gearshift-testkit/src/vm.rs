@@ -52,6 +52,9 @@ pub struct VmConfig {
     pub env: Vec<(String, String)>,
     /// Copy the command's output to stdout as it arrives.
     pub stream: bool,
+    /// Lines of the command's output that start with one of these are copied to stderr as
+    /// they arrive: the progress of a long run whose whole output is too much to show.
+    pub progress_prefixes: &'static [&'static str],
     /// Fail with [`VmError::NoSchedExt`] when the guest kernel has no sched_ext.
     pub require_sched_ext: bool,
     /// Run the guest's clock on the instructions it executes (QEMU `-icount shift=auto`)
@@ -72,6 +75,7 @@ impl Default for VmConfig {
             timeout: Duration::from_secs(1800),
             env: Vec::new(),
             stream: false,
+            progress_prefixes: &[],
             require_sched_ext: true,
             instruction_clock: false,
         }
@@ -262,6 +266,7 @@ fn supervise(child: Child, cfg: &VmConfig, run_dir: &Path) -> Result<VmOutput, V
     let start = Instant::now();
     let mut booted_at: Option<Instant> = None;
     let mut streamed = 0u64;
+    let mut progress_read = 0u64;
     let output_path = run_dir.join("output");
     loop {
         let exited = matches!(child.0.try_wait(), Ok(Some(_)));
@@ -270,6 +275,14 @@ fn supervise(child: Child, cfg: &VmConfig, run_dir: &Path) -> Result<VmOutput, V
         }
         if cfg.stream {
             streamed = copy_new_bytes(&output_path, streamed);
+        }
+        if !cfg.progress_prefixes.is_empty() {
+            progress_read = echo_progress_lines(
+                &output_path,
+                progress_read,
+                cfg.progress_prefixes,
+                &mut std::io::stderr().lock(),
+            );
         }
         if exited {
             break;
@@ -325,6 +338,32 @@ fn copy_new_bytes(path: &Path, from: u64) -> u64 {
     from + n as u64
 }
 
+/// Writes the complete lines `path` gained since `from` that start with one of `prefixes` to
+/// `out`; returns the offset just past the last complete line, so a line the guest is still
+/// writing is read whole next time.
+fn echo_progress_lines(path: &Path, from: u64, prefixes: &[&str], out: &mut impl Write) -> u64 {
+    let Ok(mut file) = File::open(path) else {
+        return from;
+    };
+    if file.seek(SeekFrom::Start(from)).is_err() {
+        return from;
+    }
+    let mut buf = Vec::new();
+    if file.read_to_end(&mut buf).is_err() {
+        return from;
+    }
+    let Some(end) = buf.iter().rposition(|&b| b == b'\n') else {
+        return from;
+    };
+    for line in String::from_utf8_lossy(&buf[..end]).lines() {
+        if prefixes.iter().any(|p| line.starts_with(p)) {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    let _ = out.flush();
+    from + end as u64 + 1
+}
+
 fn tail(path: &Path, lines: usize) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let all: Vec<&str> = text.lines().collect();
@@ -342,6 +381,38 @@ mod tests {
             release: Some("7.3.4+deb13-amd64".into()),
             source: Source::User,
         }
+    }
+
+    #[test]
+    fn progress_lines_are_echoed_once_and_only_when_complete() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("output");
+        std::fs::write(
+            &path,
+            "== eevdf (repetition 1 of 3)\nresult eevdf x 1\n== gears",
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        let at = echo_progress_lines(&path, 0, &["== "], &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "== eevdf (repetition 1 of 3)\n"
+        );
+        // The half-written line is read again, whole, once the guest ends it.
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(b"hift (repetition 1 of 3)\n").unwrap();
+        let mut out = Vec::new();
+        let at = echo_progress_lines(&path, at, &["== "], &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "== gearshift (repetition 1 of 3)\n"
+        );
+        let mut out = Vec::new();
+        assert_eq!(echo_progress_lines(&path, at, &["== "], &mut out), at);
+        assert!(out.is_empty(), "nothing new, nothing echoed");
     }
 
     #[test]
