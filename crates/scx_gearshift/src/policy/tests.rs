@@ -2,6 +2,11 @@ use super::*;
 
 const MS: u64 = 1_000_000;
 
+/// What a nice-0 task's deadline is charged for a burst of `ns` without sleeping.
+fn burst_charge(ns: u64) -> u64 {
+    ns.min(cfg(1).slice_max_ns * BURST_CHARGE_SLICES)
+}
+
 fn cfg(nr_cpus: u64) -> PolicyConfig {
     PolicyConfig {
         nr_cpus,
@@ -72,9 +77,10 @@ fn weight_slows_vruntime_but_is_capped() {
         .map(|d| (d.pid, d.vtime))
         .collect();
     assert_eq!(d.iter().map(|x| x.0).collect::<Vec<_>>(), vec![3, 2, 1]);
-    // The burst is charged too (not a wakeup): vruntime + burst, both weight-scaled.
-    assert_eq!(d[0].1, 2 * 40 * MS * DEFAULT_WEIGHT / 1000);
-    assert_eq!(d[1].1, 2 * 40 * MS * DEFAULT_WEIGHT / 400);
+    // The burst is charged too (not a wakeup): vruntime + capped burst, both weight-scaled.
+    let charged = 40 * MS + burst_charge(40 * MS);
+    assert_eq!(d[0].1, charged * DEFAULT_WEIGHT / 1000);
+    assert_eq!(d[1].1, charged * DEFAULT_WEIGHT / 400);
 }
 
 #[test]
@@ -370,9 +376,22 @@ fn decisions_carry_the_vruntime_their_deadline_is_built_on() {
     let mut p = Policy::new(cfg(1), 16);
     p.enqueue(&task(1, 0, 0, 0));
     drain(&mut p);
-    // 20 ms more without sleeping: vruntime 20 ms, deadline 20 ms + the 20 ms burst.
+    // 20 ms more without sleeping: vruntime 20 ms, deadline 20 ms + the (capped) 20 ms burst.
     p.enqueue(&task(1, 20, 0, 20));
     let d = p.next(0).unwrap();
     assert_eq!(d.vruntime, 20 * MS);
-    assert_eq!(d.vtime, 40 * MS);
+    assert_eq!(d.vtime, 20 * MS + burst_charge(20 * MS));
+}
+
+#[test]
+fn a_task_that_never_sleeps_is_charged_for_a_capped_burst() {
+    // A CPU-bound task queued among fresh sleepers: its deadline trails theirs by the capped
+    // burst, not by the whole of its run since it last slept.
+    let mut p = Policy::new(cfg(1), 16);
+    p.enqueue(&task(1, 0, 0, 0));
+    drain(&mut p);
+    p.enqueue(&task(1, 200, 0, 200));
+    let hog = p.next(0).unwrap();
+    assert_eq!(hog.vtime - hog.vruntime, burst_charge(200 * MS));
+    assert!(hog.vtime - hog.vruntime < 200 * MS, "the charge is capped");
 }
