@@ -322,36 +322,33 @@ fn supervise(child: Child, cfg: &VmConfig, run_dir: &Path) -> Result<VmOutput, V
     })
 }
 
+/// What `path` gained since offset `from`; `None` when it cannot be read (not there yet).
+fn bytes_since(path: &Path, from: u64) -> Option<Vec<u8>> {
+    let mut file = File::open(path).ok()?;
+    file.seek(SeekFrom::Start(from)).ok()?;
+    let mut buf = Vec::new();
+    file.read_to_end(&mut buf).ok()?;
+    Some(buf)
+}
+
 /// Copies what `path` gained since `from` to stdout; returns the new offset.
 fn copy_new_bytes(path: &Path, from: u64) -> u64 {
-    let Ok(mut file) = File::open(path) else {
+    let Some(buf) = bytes_since(path, from) else {
         return from;
     };
-    if file.seek(SeekFrom::Start(from)).is_err() {
-        return from;
-    }
-    let mut buf = Vec::new();
-    let n = file.read_to_end(&mut buf).unwrap_or(0);
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(&buf[..n]);
+    let _ = out.write_all(&buf);
     let _ = out.flush();
-    from + n as u64
+    from + buf.len() as u64
 }
 
 /// Writes the complete lines `path` gained since `from` that start with one of `prefixes` to
 /// `out`; returns the offset just past the last complete line, so a line the guest is still
 /// writing is read whole next time.
 fn echo_progress_lines(path: &Path, from: u64, prefixes: &[&str], out: &mut impl Write) -> u64 {
-    let Ok(mut file) = File::open(path) else {
+    let Some(buf) = bytes_since(path, from) else {
         return from;
     };
-    if file.seek(SeekFrom::Start(from)).is_err() {
-        return from;
-    }
-    let mut buf = Vec::new();
-    if file.read_to_end(&mut buf).is_err() {
-        return from;
-    }
     let Some(end) = buf.iter().rposition(|&b| b == b'\n') else {
         return from;
     };

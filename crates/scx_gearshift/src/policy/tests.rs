@@ -385,8 +385,8 @@ fn decisions_carry_the_vruntime_their_deadline_is_built_on() {
 
 #[test]
 fn a_task_that_never_sleeps_is_charged_for_a_capped_burst() {
-    // A CPU-bound task queued among fresh sleepers: its deadline trails theirs by the capped
-    // burst, not by the whole of its run since it last slept.
+    // 200 ms without sleeping: its deadline is its vruntime plus the capped burst, not plus
+    // the whole of its run since it last slept.
     let mut p = Policy::new(cfg(1), 16);
     p.enqueue(&task(1, 0, 0, 0));
     drain(&mut p);
