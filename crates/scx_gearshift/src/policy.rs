@@ -1,7 +1,7 @@
 //! The user-space scheduling policy, free of any BPF or kernel dependency (host-testable).
 //!
 //! - Ordering: each task carries a weighted vruntime; its deadline adds the CPU time it used
-//!   since it last slept, so tasks that run long without sleeping line up behind those that
+//!   since it last slept, up to a few of the time slices handed out now, so tasks that run long without sleeping line up behind those that
 //!   sleep often. Tasks leave in deadline order.
 //! - Interactive tasks, classified from their rate of voluntary context switches (an EWMA),
 //!   are not charged for the current burst: their deadline is their vruntime. BPF queues them
@@ -26,8 +26,11 @@ pub const CPU_ANY: i32 = -1;
 /// Default weight of a nice-0 task.
 pub const DEFAULT_WEIGHT: u64 = 100;
 const NSEC_PER_SEC: u64 = 1_000_000_000;
-/// The most CPU time since its last wakeup a regular task's deadline is charged for, in slices
-/// of `slice_max_ns`; BPF charges its own requeues alike (`GS_BURST_CHARGE_SLICES`).
+/// The most CPU time since its last wakeup a regular task's deadline is charged for, in time
+/// slices as long as the ones handed out now: with many waiters slices shrink, and so does the
+/// charge, so a hog's deadline stays within a few rounds of the queue instead of landing
+/// behind every fresh task for 50 ms. BPF charges its own requeues alike
+/// (`GS_BURST_CHARGE_SLICES`).
 pub const BURST_CHARGE_SLICES: u64 = 10;
 
 /// A runnable task as BPF reported it.
@@ -141,6 +144,8 @@ pub struct Policy {
     min_vruntime: u64,
     nr_interactive: u64,
     nr_scheduled: u64,
+    /// The time slice of the latest decisions: the unit a burst's charge is capped in.
+    last_slice_ns: u64,
 }
 
 impl Policy {
@@ -157,6 +162,7 @@ impl Policy {
             min_vruntime: 0,
             nr_interactive: 0,
             nr_scheduled: 0,
+            last_slice_ns: cfg.slice_max_ns,
         }
     }
 
@@ -223,6 +229,7 @@ impl Policy {
 
     /// Takes a task BPF queued.
     pub fn enqueue(&mut self, t: &QueuedTask) {
+        let charge_cap = self.last_slice_ns * BURST_CHARGE_SLICES;
         let cfg = &self.cfg;
         let floor = self.min_vruntime.saturating_sub(cfg.slice_max_ns);
         let slot = self.slot_of(t, floor);
@@ -277,7 +284,7 @@ impl Policy {
             0
         } else {
             // Capped so a long-running task still gets its turn among fresh ones.
-            state.burst_ns.min(cfg.slice_max_ns * BURST_CHARGE_SLICES) * DEFAULT_WEIGHT / weight
+            state.burst_ns.min(charge_cap) * DEFAULT_WEIGHT / weight
         };
         state.deadline = state.vruntime + charge;
         state.cpu = if t.nr_cpus_allowed == 1 {
@@ -316,6 +323,7 @@ impl Policy {
     /// The most urgent task's decision, given `kernel_waiting` tasks already queued in BPF.
     pub fn next(&mut self, kernel_waiting: u64) -> Option<Decision> {
         let slice_ns = self.slice_ns(self.nr_pending as u64 + kernel_waiting);
+        self.last_slice_ns = slice_ns;
         self.pop(slice_ns)
     }
 
@@ -324,6 +332,7 @@ impl Policy {
     /// sized for everything waiting now.
     pub fn dispatch_all(&mut self, kernel_waiting: u64, mut send: impl FnMut(&Decision) -> bool) {
         let slice_ns = self.slice_ns(self.nr_pending as u64 + kernel_waiting);
+        self.last_slice_ns = slice_ns;
         while let Some(decision) = self.pop(slice_ns) {
             if !send(&decision) {
                 self.requeue(&decision);

@@ -216,7 +216,7 @@ static void drain_user_dispatches(void)
 static bool requeue_slice_end(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
 {
 	u64 exec = p->se.sum_exec_runtime;
-	u64 burst_cap = GS_BURST_CHARGE_SLICES * slice_max_ns;
+	u64 burst_cap = GS_BURST_CHARGE_SLICES * queue_slice();
 	u64 weight, burst, deadline;
 	s32 cpu;
 

@@ -54,7 +54,8 @@ enum gs_consts {
 	GS_DFL_WEIGHT_CAP	= 1000,
 	/*
 	 * The most CPU time since its last wakeup a regular task's deadline is charged for, in
-	 * slices of slice_max_ns: the policy (policy.rs) and BPF's own requeues charge alike.
+	 * time slices as long as the ones handed out now (shorter with more waiters): the policy
+	 * (policy.rs) and BPF's own requeues charge alike.
 	 */
 	GS_BURST_CHARGE_SLICES	= 10,
 	/* A latency-critical burst queued this long before it ran counts as slow (stats):

@@ -395,3 +395,24 @@ fn a_task_that_never_sleeps_is_charged_for_a_capped_burst() {
     assert_eq!(hog.vtime - hog.vruntime, burst_charge(200 * MS));
     assert!(hog.vtime - hog.vruntime < 200 * MS, "the charge is capped");
 }
+
+#[test]
+fn a_crowded_queue_charges_a_burst_in_its_shorter_slices() {
+    // Under many waiters slices shrink, and the cap on a burst's charge with them: a hog then
+    // waits a few short rounds behind fresh tasks, not ten full slices.
+    let mut p = Policy::new(cfg(1), 16);
+    p.enqueue(&task(1, 0, 0, 0));
+    drain(&mut p);
+    p.enqueue(&task(1, 200, 0, 200));
+    let uncrowded = p.next(0).unwrap();
+    p.enqueue(&task(2, 0, 0, 200));
+    let short_slice = p.next(100).unwrap().slice_ns;
+    assert!(short_slice < p.config().slice_max_ns);
+    p.enqueue(&task(1, 400, 0, 400));
+    let crowded = p.next(0).unwrap();
+    assert_eq!(
+        crowded.vtime - crowded.vruntime,
+        BURST_CHARGE_SLICES * short_slice
+    );
+    assert!(crowded.vtime - crowded.vruntime < uncrowded.vtime - uncrowded.vruntime);
+}
