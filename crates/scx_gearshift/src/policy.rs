@@ -1,8 +1,8 @@
 //! The user-space scheduling policy, free of any BPF or kernel dependency (host-testable).
 //!
 //! - Ordering: each task carries a weighted vruntime; its deadline adds the CPU time it used
-//!   since it last slept, up to a few of the time slices handed out now, so tasks that run long without sleeping line up behind those that
-//!   sleep often. Tasks leave in deadline order.
+//!   since it last slept, up to ten of the time slices handed out now, so tasks that run long
+//!   without sleeping line up behind those that sleep often. Tasks leave in deadline order.
 //! - Interactive tasks, classified from their rate of voluntary context switches (an EWMA),
 //!   are not charged for the current burst: their deadline is their vruntime. BPF queues them
 //!   in its interactive DSQ, ordered by a real-time deadline of its own (when their burst

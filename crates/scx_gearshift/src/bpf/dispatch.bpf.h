@@ -216,13 +216,15 @@ static void drain_user_dispatches(void)
 static bool requeue_slice_end(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
 {
 	u64 exec = p->se.sum_exec_runtime;
-	u64 burst_cap = GS_BURST_CHARGE_SLICES * queue_slice();
-	u64 weight, burst, deadline;
+	u64 slice, burst_cap, weight, burst, deadline;
 	s32 cpu;
 
 	if ((enq_flags & SCX_ENQ_WAKEUP) || tctx->interactive || !tctx->policy_seen_at ||
 	    elapsed_since(tctx->policy_seen_at) >= GS_POLICY_REFRESH_NS)
 		return false;
+	/* The slice it gets is also the unit its burst's charge is capped in. */
+	slice = queue_slice();
+	burst_cap = GS_BURST_CHARGE_SLICES * slice;
 	weight = task_weight(p, tctx);
 	if (weight > weight_cap)
 		weight = weight_cap;
@@ -242,7 +244,7 @@ static bool requeue_slice_end(struct task_struct *p, struct task_ctx *tctx, u64 
 	cpu = scx_bpf_task_cpu(p);
 	if (p->nr_cpus_allowed != 1 || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 		cpu = GS_CPU_ANY;
-	insert_regular(p, cpu, queue_slice(), deadline, enq_flags);
+	insert_regular(p, cpu, slice, deadline, enq_flags);
 	return true;
 }
 

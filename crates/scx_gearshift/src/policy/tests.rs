@@ -2,7 +2,8 @@ use super::*;
 
 const MS: u64 = 1_000_000;
 
-/// What a nice-0 task's deadline is charged for a burst of `ns` without sleeping.
+/// What a nice-0 task's deadline is charged for a burst of `ns` without sleeping while slices
+/// are full length (at most one waiter per CPU).
 fn burst_charge(ns: u64) -> u64 {
     ns.min(cfg(1).slice_max_ns * BURST_CHARGE_SLICES)
 }
