@@ -421,7 +421,8 @@ load_stop() {
     sleep 1
 }
 
-# The scheduler's own latency counters, `name value` a line, when it serves its control
+# The scheduler's own latency counters, and how much went through user space (enqueues sent
+# there, ended slices BPF queued itself), `name value` a line, when it serves its control
 # protocol on /tmp/gs.sock (gearshift under cargo xtask bench); nothing otherwise (another
 # scheduler, or a socket left behind by one that exited).
 sched_counters() {
@@ -434,7 +435,8 @@ try:
 except (OSError, ValueError, KeyError):
     raise SystemExit(0)
 for k, v in sorted(stats.items()):
-    if (k.startswith("nr_latency") or k in ("nr_preemptions", "nr_starvation_guard")) \
+    if (k.startswith("nr_latency") or k in ("nr_preemptions", "nr_starvation_guard",
+            "nr_queued", "nr_slice_requeues")) \
             and isinstance(v, int) and not isinstance(v, bool):
         print(k, v)' 2>/dev/null
 }
