@@ -27,20 +27,10 @@ machine_snapshot() {
     awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; printf "%d %d %d ", $5 + $6, t, $4 + $7 + $8 }
          /^ctxt/ { print $2 }' /proc/stat
 }
-# Function-call, reschedule and irq_work interrupts (a kick costs one of these).
-ipi_count() {
-    awk '/^ *(CAL|RES|IWI):/ { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i } END { print n }' /proc/interrupts
-}
+# Function-call and reschedule IPIs plus irq_work interrupts (a kick costs one of these), from
+# desktop_guest.sh's machine_counts snapshot in file $1.
+ipis_and_irq_work() { awk '$1 == "IPI:" || $1 == "IWI:" { n += $2 } END { print n }' "$1"; }
 rtapp_ticks() { local p; p=$(pgrep -x rt-app | head -1); [ -n "$p" ] && proc_ticks "$p" || echo 0; }
-gearshift_counters() {
-    [ -S /tmp/gs.sock ] || return 0
-    python3 -c 'import json, socket
-s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect("/tmp/gs.sock")
-s.sendall(b"{\"request\":\"get-stats\"}\n")
-for k, v in sorted(json.loads(s.makefile().readline())["stats"].items()):
-    if isinstance(v, int) and not isinstance(v, bool):
-        print(k, v)' 2>/dev/null
-}
 bpf_costs() { [ -n "$SCHED_PID" ] && python3 "$TOOLS_DIR/bpf_prog_costs.py" "$SCHED_PID"; }
 
 attach_for_breakdown() {
@@ -64,22 +54,22 @@ detach_for_breakdown() {
 }
 
 build_breakdown() {
-    local s=$1 name rt m0 m1 i0 i1 p0 p1 q0 q1 t0 t1 rc
+    local s=$1 name rt m0 m1 p0 p1 q0 q1 t0 t1 rc
     name=$(basename "${s%%:*}")
     rm -rf /tmp/rtapp && mkdir -p /tmp/rtapp && periodic_json 3600 > /tmp/rtapp.json
     (cd /tmp && exec rt-app /tmp/rtapp.json > /tmp/rtapp.out 2>&1) & rt=$!
     sleep 1
     (cd /tmp/build && make -s clean)
-    gearshift_counters > /tmp/counters.0; bpf_costs > /tmp/bpf.0
-    m0=$(machine_snapshot); i0=$(ipi_count); q0=$(rtapp_ticks)
+    sched_stats > /tmp/counters.0; bpf_costs > /tmp/bpf.0
+    m0=$(machine_snapshot); machine_counts > /tmp/interrupts.0; q0=$(rtapp_ticks)
     p0=${SCHED_PID:+$(proc_ticks "$SCHED_PID")}; t0=$EPOCHREALTIME
     (cd /tmp/build && exec /usr/bin/time -o /tmp/build.cpu -f "%U %S" make -s -j"$N" > /dev/null 2>&1)
     rc=$?
-    t1=$EPOCHREALTIME; m1=$(machine_snapshot); i1=$(ipi_count); q1=$(rtapp_ticks)
+    t1=$EPOCHREALTIME; m1=$(machine_snapshot); machine_counts > /tmp/interrupts.1; q1=$(rtapp_ticks)
     p1=${SCHED_PID:+$(proc_ticks "$SCHED_PID")}
-    gearshift_counters > /tmp/counters.1; bpf_costs > /tmp/bpf.1
+    sched_stats > /tmp/counters.1; bpf_costs > /tmp/bpf.1
     kill "$rt" 2>/dev/null; wait "$rt" 2>/dev/null
-    echo "$t0 $t1 $m0 $m1 $(cat /tmp/build.cpu) $((q1 - q0)) $(( ${p1:-0} - ${p0:-0} )) $((i1 - i0)) $rc" | awk -v s="$name" '{
+    echo "$t0 $t1 $m0 $m1 $(cat /tmp/build.cpu) $((q1 - q0)) $(( ${p1:-0} - ${p0:-0} )) $(( $(ipis_and_irq_work /tmp/interrupts.1) - $(ipis_and_irq_work /tmp/interrupts.0) )) $rc" | awk -v s="$name" '{
         tot = $8 - $4
         printf "build %s wall_s=%.1f idle=%.1f%% sys=%.1f%% ctxt=%dk ipis=%dk build_cpu_s=%.0f (%.0fu+%.0fs) rtapp_cpu_s=%.0f sched_cpu_s=%.1f rc=%d\n",
             s, $2 - $1, 100 * ($7 - $3) / tot, 100 * ($9 - $5) / tot, ($10 - $6) / 1000, $15 / 1000,

@@ -421,11 +421,10 @@ load_stop() {
     sleep 1
 }
 
-# The scheduler's own latency counters, and how much went through user space (enqueues sent
-# there, ended slices BPF queued itself), `name value` a line, when it serves its control
-# protocol on /tmp/gs.sock (gearshift under cargo xtask bench); nothing otherwise (another
-# scheduler, or a socket left behind by one that exited).
-sched_counters() {
+# Every integer counter of the scheduler's stats, `name value` a line by name, when it serves
+# its control protocol on /tmp/gs.sock (gearshift under cargo xtask bench); nothing otherwise
+# (another scheduler, or a socket left behind by one that exited).
+sched_stats() {
     [ -S /tmp/gs.sock ] || return 0
     python3 -c 'import json, socket
 try:
@@ -435,10 +434,15 @@ try:
 except (OSError, ValueError, KeyError):
     raise SystemExit(0)
 for k, v in sorted(stats.items()):
-    if (k.startswith("nr_latency") or k in ("nr_preemptions", "nr_starvation_guard",
-            "nr_queued", "nr_slice_requeues")) \
-            and isinstance(v, int) and not isinstance(v, bool):
+    if isinstance(v, int) and not isinstance(v, bool):
         print(k, v)' 2>/dev/null
+}
+
+# Of those, the scheduler's own latency counters, and how much went through user space
+# (enqueues sent there, ended slices BPF queued itself).
+sched_counters() {
+    sched_stats | awk '$1 ~ /^nr_latency/ || $1 == "nr_preemptions" || $1 == "nr_starvation_guard" ||
+        $1 == "nr_queued" || $1 == "nr_slice_requeues"'
 }
 
 # What those counters did over one load: `result <scheduler> <load>_<counter> <delta>`.
