@@ -30,6 +30,13 @@ machine_snapshot() {
 # Function-call and reschedule IPIs plus irq_work interrupts (a kick costs one of these), from
 # desktop_guest.sh's machine_counts snapshot in file $1.
 ipis_and_irq_work() { awk '$1 == "IPI:" || $1 == "IWI:" { n += $2 } END { print n }' "$1"; }
+# User and system CPU seconds of this shell's waited-for children so far (bash's `times`, into a
+# file: on a pipe's side it would run in a subshell with children of its own). Around the
+# build, the build's: make waits for every compiler it starts.
+children_cpu() {
+    times > /tmp/times.out
+    awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, "m"); printf "%.2f ", t[1] * 60 + t[2] } print "" }' /tmp/times.out
+}
 rtapp_ticks() { local p; p=$(pgrep -x rt-app | head -1); [ -n "$p" ] && proc_ticks "$p" || echo 0; }
 bpf_costs() { [ -n "$SCHED_PID" ] && python3 "$TOOLS_DIR/bpf_prog_costs.py" "$SCHED_PID"; }
 
@@ -63,13 +70,15 @@ build_breakdown() {
     sched_stats > /tmp/counters.0; bpf_costs > /tmp/bpf.0
     m0=$(machine_snapshot); machine_counts > /tmp/interrupts.0; q0=$(rtapp_ticks)
     p0=${SCHED_PID:+$(proc_ticks "$SCHED_PID")}; t0=$EPOCHREALTIME
-    (cd /tmp/build && exec /usr/bin/time -o /tmp/build.cpu -f "%U %S" make -s -j"$N" > /dev/null 2>&1)
+    children_cpu > /tmp/build.cpu.0
+    (cd /tmp/build && exec make -s -j"$N" > /dev/null 2>&1)
     rc=$?
+    children_cpu > /tmp/build.cpu.1
     t1=$EPOCHREALTIME; m1=$(machine_snapshot); machine_counts > /tmp/interrupts.1; q1=$(rtapp_ticks)
     p1=${SCHED_PID:+$(proc_ticks "$SCHED_PID")}
     sched_stats > /tmp/counters.1; bpf_costs > /tmp/bpf.1
     kill "$rt" 2>/dev/null; wait "$rt" 2>/dev/null
-    echo "$t0 $t1 $m0 $m1 $(cat /tmp/build.cpu) $((q1 - q0)) $(( ${p1:-0} - ${p0:-0} )) $(( $(ipis_and_irq_work /tmp/interrupts.1) - $(ipis_and_irq_work /tmp/interrupts.0) )) $rc" | awk -v s="$name" '{
+    echo "$t0 $t1 $m0 $m1 $(paste /tmp/build.cpu.0 /tmp/build.cpu.1 | awk '{ print $3 - $1, $4 - $2 }') $((q1 - q0)) $(( ${p1:-0} - ${p0:-0} )) $(( $(ipis_and_irq_work /tmp/interrupts.1) - $(ipis_and_irq_work /tmp/interrupts.0) )) $rc" | awk -v s="$name" '{
         tot = $8 - $4
         printf "build %s wall_s=%.1f idle=%.1f%% sys=%.1f%% ctxt=%dk ipis=%dk build_cpu_s=%.0f (%.0fu+%.0fs) rtapp_cpu_s=%.0f sched_cpu_s=%.1f rc=%d\n",
             s, $2 - $1, 100 * ($7 - $3) / tot, 100 * ($9 - $5) / tot, ($10 - $6) / 1000, $15 / 1000,
