@@ -18,6 +18,7 @@ APT_PACKAGES=(
   udev kmod xz-utils busybox-static
   stress-ng rt-tests procps linux-perf valgrind
   rt-app                  # benchmark and VM tests: periodic tasks with deadlines
+  gcc libc6-dev           # benchmark and VM tests: the build load compiles C in the guest
   dbus python3-dbusmock python3-venv xvfb
   libxml2-utils polkitd   # data/ file tests: xmllint, polkit's policy DTD
   desktop-file-utils      # gearshift-tray tests: the autostart file

@@ -1,7 +1,8 @@
 # Where a parallel build's time goes while the desktop's periodic tasks run, per scheduler: a
 # guest script for the sched_ext VM, sourced there. For each round, each scheduler in turn
-# (rotating who goes first) runs the three periodic tasks of the bench (desktop_guest.sh) for
-# the whole of one `make -j$(nproc)` of the bench's generated tree, and prints one `build`
+# (desktop_guest.sh's rotation(): EEVDF first when named first, the others taking turns)
+# runs the three periodic tasks of the bench (desktop_guest.sh) for the whole of one
+# `make -j$(nproc)` of the bench's generated tree, and prints one `build`
 # line (wall time; idle, system and interrupt shares of the machine; context switches; IPIs
 # and irq_work interrupts; the build's and rt-app's CPU time; the scheduler process's own),
 # one `periods` line (periods rt-app ran per task), and for sched_ext schedulers a `bpf` line
@@ -94,21 +95,12 @@ build_breakdown() {
     rm -f /tmp/counters.0 /tmp/counters.1
 }
 
-# The schedulers of round $1 in turn, each going first once every len(SCHEDS) rounds.
-rotation_of() {
-    local round=$1 k
-    shift
-    k=$(( $# ? (round - 1) % $# : 0 ))
-    echo "${@:k+1}" "${@:1:k}"
-}
-
 sysctl -qw kernel.bpf_stats_enabled=1
+# Under EEVDF: build_tree's untimed first build warms the compilers' files for every scheduler.
 build_tree $((8 * N)) || return 1
-(cd /tmp/build && make -s -j"$N" > /dev/null 2>&1)
-echo "caches warmed by one build under EEVDF" >&2
 for round in $(seq 1 "${ROUNDS:-1}"); do
     # shellcheck disable=SC2086
-    for s in $(rotation_of "$round" $SCHEDS); do
+    for s in $(rotation "$round" $SCHEDS); do
         echo "== $s (round $round)" >&2
         attach_for_breakdown "$s" || continue
         build_breakdown "$s"

@@ -396,19 +396,11 @@ mod tests {
         assert_eq!(s.len(), 2);
     }
 
-    /// The order bench_guest.sh's rotation() gives repetition `rep` of `schedulers`.
+    /// The order desktop_guest.sh's rotation() gives repetition `rep` of `schedulers`.
     fn rotation(rep: u32, schedulers: &str) -> String {
-        let script = include_str!("bench_guest.sh");
-        let start = script
-            .find("rotation() {")
-            .expect("rotation() in bench_guest.sh");
-        let end = start + script[start..].find("\n}\n").expect("end of rotation()") + 3;
         let out = std::process::Command::new("bash")
             .arg("-c")
-            .arg(format!(
-                "{}rotation {rep} {schedulers}",
-                &script[start..end]
-            ))
+            .arg(format!("{DESKTOP_GUEST}\nrotation {rep} {schedulers}"))
             .output()
             .expect("running bash");
         String::from_utf8_lossy(&out.stdout).trim().to_owned()

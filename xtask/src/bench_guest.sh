@@ -82,17 +82,6 @@ light_load() {
     echo "result $s light_wakeups_per_s $(( (i1 - i0) / secs ))"
 }
 
-# The schedulers of repetition $1, in the order they run: EEVDF first (the reference), the
-# others taking turns at going first, so that drift in the emulated machine, or what the
-# scheduler before left behind, does not always fall on the same one.
-rotation() {
-    local rep=$1 fixed="" k
-    shift
-    [ "$1" = eevdf ] && { fixed=eevdf; shift; }
-    k=$(( $# ? (rep - 1) % $# : 0 ))
-    echo $fixed "${@:k+1}" "${@:1:k}"
-}
-
 # The periodic tasks' work: as an earlier run on this machine sized it (the host keeps it), so
 # that runs compare, or sized now; the line printed is what the host keeps.
 SIZING='@SIZING@'

@@ -133,6 +133,81 @@ periodic_measure() { echo "result $1 audio_$2_miss_pct 1.5"; }
         assert!(eevdf.contains(&"result eevdf audio_build_miss_pct 1.5".to_owned()));
     }
 
+    /// Runs build_tree for `files` files in `dir`/tree with `path_prefix` put ahead on PATH;
+    /// its exit status and stderr.
+    fn build_tree_in(dir: &std::path::Path, files: u32, path_prefix: &str) -> (bool, String) {
+        let path = std::env::var("PATH").unwrap_or_default();
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "{DESKTOP_GUEST}\nPATH={path_prefix}:{path} BUILD_DIR={}/tree N=2 build_tree {files}",
+                dir.display()
+            ))
+            .current_dir(dir)
+            .output()
+            .expect("bash");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// A `gcc` running shell `body`, in a directory of `dir` whose path it returns (for PATH).
+    fn gcc_in(dir: &std::path::Path, body: &str) -> String {
+        let bin = dir.join("bin");
+        std::fs::create_dir(&bin).expect("bin");
+        let gcc = bin.join("gcc");
+        std::fs::write(&gcc, format!("#!/bin/sh\n{body}\n")).expect("gcc");
+        std::fs::set_permissions(&gcc, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod");
+        bin.display().to_string()
+    }
+
+    #[test]
+    fn the_build_tree_is_built_once_untimed_and_left_clean_for_the_timed_builds() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // A gcc that logs its runs and leaves the object make asked for.
+        let bin = gcc_in(
+            dir.path(),
+            &format!(
+                "echo \"$@\" >> {}/gcc.log\nfor a; do [ \"$prev\" = -o ] && : > \"$a\"; prev=$a; done",
+                dir.path().display()
+            ),
+        );
+
+        let (ok, err) = build_tree_in(dir.path(), 3, &bin);
+        assert!(ok, "{err}");
+        let log = std::fs::read_to_string(dir.path().join("gcc.log")).expect("gcc ran");
+        assert_eq!(log.lines().count(), 3, "every unit compiled once: {log}");
+        let tree = dir.path().join("tree");
+        assert!(tree.join("Makefile").is_file());
+        // Nothing built is left: the first timed build compiles everything, like the others.
+        let built: Vec<_> = std::fs::read_dir(&tree)
+            .expect("tree")
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".o") || n.ends_with(".a"))
+            .collect();
+        assert!(built.is_empty(), "{built:?}");
+
+        // Generated once per guest: a second call builds nothing.
+        let (ok, err) = build_tree_in(dir.path(), 3, &bin);
+        assert!(ok, "{err}");
+        let log = std::fs::read_to_string(dir.path().join("gcc.log")).expect("gcc log");
+        assert_eq!(log.lines().count(), 3);
+    }
+
+    #[test]
+    fn a_build_tree_that_does_not_build_is_an_error_and_not_marked_ready() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bin = gcc_in(dir.path(), "echo 'gcc: fatal error' >&2\nexit 1");
+
+        let (ok, err) = build_tree_in(dir.path(), 2, &bin);
+        assert!(!ok);
+        assert!(err.contains("does not build"), "{err}");
+        assert!(!dir.path().join("tree/Makefile").exists());
+    }
+
     /// cpu_use_between's lines for two cpu_use snapshots (name, busy and total jiffies, idle
     /// entries per CPU).
     fn cpu_use_between(before: &str, after: &str) -> Vec<String> {
