@@ -104,11 +104,15 @@ pub const BUILTIN_SCHEDULERS: [&str; 5] = [
 /// Every name `--schedulers` takes: the built-in ones, and references that run only when
 /// named. `eevdf-nohrtick` is EEVDF with its high-resolution slice-end timer off (the HRTICK
 /// scheduler feature), so its slices end at a tick as a sched_ext scheduler's do: beside
-/// EEVDF it shows what that timer alone is worth in the machine at hand.
-pub const SCHEDULER_NAMES: [&str; 6] = [
+/// EEVDF it shows what that timer alone is worth in the machine at hand. `gearshift-again`
+/// is the same build as `gearshift`, run as a column of its own: an A/A control, whose
+/// distance from `gearshift` is what the run cannot tell apart (identical binaries' medians
+/// of three differed by 2x in a build's time and up to 14x in a miss rate, on a busy host).
+pub const SCHEDULER_NAMES: [&str; 7] = [
     "eevdf",
     "eevdf-nohrtick",
     "gearshift",
+    "gearshift-again",
     "gearshift-nopreempt",
     "gearshift-fifo",
     "gearshift-lowpower",
@@ -411,9 +415,17 @@ mod tests {
         let all = selected_schedulers(&[]);
         assert_eq!(all, BUILTIN_SCHEDULERS.map(String::from).to_vec());
         assert!(!all.iter().any(|s| s == "eevdf-nohrtick"));
-        let named =
-            selected_schedulers(&["gearshift".into(), "eevdf-nohrtick".into(), "eevdf".into()]);
-        assert_eq!(named, ["eevdf", "eevdf-nohrtick", "gearshift"]);
+        assert!(!all.iter().any(|s| s == "gearshift-again"));
+        let named = selected_schedulers(&[
+            "gearshift-again".into(),
+            "gearshift".into(),
+            "eevdf-nohrtick".into(),
+            "eevdf".into(),
+        ]);
+        assert_eq!(
+            named,
+            ["eevdf", "eevdf-nohrtick", "gearshift", "gearshift-again"]
+        );
     }
 
     #[test]

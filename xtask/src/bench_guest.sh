@@ -25,7 +25,8 @@ attach() {
         eevdf) return 0 ;;
         eevdf-nohrtick) hrtick_set NO_HRTICK; return ;;
         # The control socket serves desktop_suite's counters (sched_counters).
-        gearshift) "$SCHED" $GS_SOCK > /tmp/gs.log 2>&1 & ;;
+        # gearshift-again: the same build once more, the run's A/A control.
+        gearshift | gearshift-again) "$SCHED" $GS_SOCK > /tmp/gs.log 2>&1 & ;;
         gearshift-fifo) "$SCHED" $GS_SOCK --mode fifo > /tmp/gs.log 2>&1 & ;;
         gearshift-lowpower) "$SCHED" $GS_SOCK --mode low-power > /tmp/gs.log 2>&1 & ;;
         gearshift-nopreempt) "$SCHED" $GS_SOCK --preemption false > /tmp/gs.log 2>&1 & ;;

@@ -81,7 +81,9 @@ enum Cmd {
         no_trace: bool,
         /// Which of the kernel's default and gearshift's modes to run, comma-separated
         /// (an A/B of two gearshift builds needs only eevdf and gearshift); default all but
-        /// eevdf-nohrtick, EEVDF with its slice-end timer off, which runs only when named.
+        /// the references that run only when named: eevdf-nohrtick, EEVDF with its slice-end
+        /// timer off, and gearshift-again, the same build as gearshift once more (an A/A
+        /// control: what the run cannot tell apart).
         #[arg(long, value_delimiter = ',', value_parser = bench::SCHEDULER_NAMES)]
         schedulers: Vec<String>,
         /// Size the periodic tasks' work afresh in the guest instead of reusing the sizing
