@@ -52,7 +52,8 @@ const TASK_CAPACITY: usize = 65536;
 const HOUSEKEEPING: Duration = Duration::from_secs(1);
 
 /// Runs the scheduler until `shutdown` is set or the kernel ends it; restarts it when the
-/// kernel asks (CPU hotplug). Returns why it ended (the kernel's reason is printed).
+/// kernel asks (CPU hotplug) or a CPU went offline while loading. Returns why it ended (the
+/// kernel's reason is printed).
 pub fn run(opts: &Options, shutdown: &AtomicBool) -> Result<scx_utils::UserExitInfo> {
     let control = opts
         .control_socket
@@ -86,6 +87,13 @@ pub fn run(opts: &Options, shutdown: &AtomicBool) -> Result<scx_utils::UserExitI
             tid,
         )?;
         drop(boosted);
+        let gone = bpf.cpus_gone_offline()?;
+        if !gone.is_empty() {
+            tracing::info!("CPU(s) {gone:?} went offline while loading; restarting");
+            bpf.detach()?;
+            event(opts, "restarting");
+            continue;
+        }
         tracing::info!("scx_gearshift attached ({} mode)", settings.mode);
         event(opts, "attached");
         let mut session = Session::new(bpf, opts, settings, foreground_cgroup_id);

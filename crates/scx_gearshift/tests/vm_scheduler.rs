@@ -186,3 +186,64 @@ stop_sched
     assert_eq!(number(&out, "restarts"), 2.0);
     assert_eq!(field(&out, "sched_exit"), Some("0"));
 }
+
+#[test]
+#[ignore = "boots the sched_ext VM; run by tools/test.sh"]
+fn a_cpu_hotplug_while_loading_costs_a_restart_only_when_a_cpu_left() {
+    let out = run(
+        2,
+        r#"
+# Beside CPU hogs the verifier takes seconds: the hotplug lands before the kernel enables it.
+"$STRESS_NG" --cpu 4 -t 300 -q &
+HOGS=$!
+# Starts the scheduler and waits until it has read the topology and begun loading.
+start_loading() {
+    "$SCHED" --stats 1 > /tmp/gs.log 2>&1 &
+    SCHED_PID=$!
+    for _ in $(seq 1 400); do grep -q 'loading for CPUs' /tmp/gs.log && return 0; sleep 0.05; done
+    echo "never began loading:"; cat /tmp/gs.log; exit 91
+}
+settle() {
+    for _ in $(seq 1 480); do [ "$(state)" = enabled ] && break; sleep 0.25; done
+    sleep 4
+}
+cpus_seen() { grep '^\[gearshift\]' /tmp/gs.log | tail -1 | tr ' ' '\n' | sed -n 's/^cpus=//p'; }
+
+# A CPU that came back while loading: the tables lack it, yet nothing waits for it.
+echo 0 > /sys/devices/system/cpu/cpu1/online
+start_loading
+echo 1 > /sys/devices/system/cpu/cpu1/online
+echo "came_while=$(state)"
+settle
+echo "came_state=$(state)"
+echo "came_restarts=$(grep -c restarting /tmp/gs.log)"
+echo "came_cpus=$(cpus_seen)"
+stop_sched
+
+# A CPU that left while loading: the scheduler restarts once, then runs on the CPU left.
+start_loading
+echo 0 > /sys/devices/system/cpu/cpu1/online
+echo "left_while=$(state)"
+settle
+echo "left_state=$(state)"
+echo "left_own_restarts=$(grep -c 'went offline while loading' /tmp/gs.log)"
+echo "left_kernel_restarts=$(grep -c 'asked for a restart' /tmp/gs.log)"
+echo "left_cpus=$(cpus_seen)"
+stop_sched
+echo 1 > /sys/devices/system/cpu/cpu1/online
+kill $HOGS
+"#,
+    );
+    assert_eq!(out.status, 0, "{}", out.output);
+    // Both hotplugs happened between reading the topology and the kernel enabling it.
+    assert_eq!(field(&out, "came_while"), Some("disabled"));
+    assert_eq!(field(&out, "left_while"), Some("disabled"));
+    assert_eq!(field(&out, "came_state"), Some("enabled"));
+    assert_eq!(number(&out, "came_restarts"), 0.0, "{}", out.output);
+    assert_eq!(number(&out, "came_cpus"), 2.0);
+    assert_eq!(field(&out, "left_state"), Some("enabled"));
+    assert_eq!(number(&out, "left_own_restarts"), 1.0, "{}", out.output);
+    assert_eq!(number(&out, "left_kernel_restarts"), 0.0);
+    assert_eq!(number(&out, "left_cpus"), 1.0);
+    assert_eq!(field(&out, "sched_exit"), Some("0"));
+}

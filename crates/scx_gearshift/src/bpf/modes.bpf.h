@@ -92,8 +92,8 @@ static void update_fifo(u64 delta_ns, bool idle)
 /*
  * Low-power: the first N CPUs of the packing order, N = the slow average load (running plus
  * waiting tasks) rounded up past a quarter; sustained waiting widens the set within ~20 ticks.
- * (The packing order holds the CPUs online when the scheduler attached; hotplug
- * restarts it.)
+ * (The packing order holds the CPUs online when loading began: a CPU hotplugged while the
+ * scheduler runs restarts it, one that came online while loading is left out until then.)
  */
 static void update_active_mask(void)
 {
