@@ -56,6 +56,8 @@ pub struct BpfTunables {
     /// How long a runnable task may wait before the kernel ejects the scheduler (0: the
     /// kernel's default, 30 s).
     pub watchdog_timeout_ms: u32,
+    /// Test builds only: a pause between reading the topology and loading.
+    pub debug_load_delay: Option<std::time::Duration>,
 }
 
 /// The kernel's watchdog timeout when the scheduler names none (`timeout_ms` 0).
@@ -196,6 +198,9 @@ impl<'obj> Bpf<'obj> {
             // ones dropped the flag (and take weights as implemented).
             ops.flags |= scx_utils::compat::read_enum("scx_ops_flags", "SCX_OPS_HAS_CGROUP_WEIGHT")
                 .unwrap_or(0);
+        }
+        if let Some(delay) = tunables.debug_load_delay {
+            std::thread::sleep(delay);
         }
         let mut skel = scx_ops_load!(open, gearshift_ops, uei)?;
         if skel.maps.bss_data.is_none() {

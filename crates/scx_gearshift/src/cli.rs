@@ -60,6 +60,11 @@ pub struct Cli {
     #[cfg(debug_assertions)]
     #[arg(long, hide = true, value_name = "MODE")]
     pub debug_fail_in_mode: Option<Mode>,
+    /// Test builds only: wait N milliseconds between reading the CPU topology and loading,
+    /// so that a test can hotplug a CPU in between.
+    #[cfg(debug_assertions)]
+    #[arg(long, hide = true, value_name = "N")]
+    pub debug_load_delay_ms: Option<u64>,
     /// Print stats every N seconds.
     #[arg(long, value_name = "N")]
     pub stats: Option<u64>,

@@ -70,6 +70,10 @@ fn main() -> ExitCode {
         debug_fail_in_mode: cli.debug_fail_in_mode,
         #[cfg(not(debug_assertions))]
         debug_fail_in_mode: None,
+        #[cfg(debug_assertions)]
+        debug_load_delay: cli.debug_load_delay_ms.map(Duration::from_millis),
+        #[cfg(not(debug_assertions))]
+        debug_load_delay: None,
     };
     // The kernel's exit reason is printed by the session when the scheduler detaches.
     match session::run(&opts, &SHUTDOWN) {

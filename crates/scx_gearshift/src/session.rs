@@ -37,6 +37,9 @@ pub struct Options {
     /// Test builds only: stop dispatching while this mode is in effect, so that one mode fails
     /// and the others work (how gearshiftd's fallback to a known good profile is tested).
     pub debug_fail_in_mode: Option<Mode>,
+    /// Test builds only: a pause between reading the topology and loading (how a hotplug
+    /// while loading is tested).
+    pub debug_load_delay: Option<Duration>,
 }
 
 /// A lifecycle event line on stderr, in order with the kernel's exit report ("EXIT: …")
@@ -83,6 +86,7 @@ pub fn run(opts: &Options, shutdown: &AtomicBool) -> Result<scx_utils::UserExitI
                 starvation_ns: opts.starvation_ns,
                 weight_cap: opts.weight_cap,
                 watchdog_timeout_ms: opts.watchdog_timeout_ms,
+                debug_load_delay: opts.debug_load_delay,
             },
             tid,
         )?;

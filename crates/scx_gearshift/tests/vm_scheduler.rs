@@ -193,12 +193,12 @@ fn a_cpu_hotplug_while_loading_costs_a_restart_only_when_a_cpu_left() {
     let out = run(
         2,
         r#"
-# Beside CPU hogs the verifier takes seconds: the hotplug lands before the kernel enables it.
+# The scheduler waits 5 s after reading the topology: the hotplug lands before it loads.
 "$STRESS_NG" --cpu 4 -t 300 -q &
 HOGS=$!
-# Starts the scheduler and waits until it has read the topology and begun loading.
+# Starts the scheduler and waits until it has read the topology.
 start_loading() {
-    "$SCHED" --stats 1 > /tmp/gs.log 2>&1 &
+    "$SCHED" --stats 1 --debug-load-delay-ms 5000 > /tmp/gs.log 2>&1 &
     SCHED_PID=$!
     for _ in $(seq 1 400); do grep -q 'loading for CPUs' /tmp/gs.log && return 0; sleep 0.05; done
     echo "never began loading:"; cat /tmp/gs.log; exit 91
