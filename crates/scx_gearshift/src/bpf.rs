@@ -118,6 +118,7 @@ fn to_task(raw: &gs_queued_task) -> QueuedTask {
         nvcsw: raw.nvcsw,
         weight: raw.weight,
         enq_ns: raw.enq_ns,
+        slept_ns: raw.slept_ns,
         interactive_hint: raw.flags & gs_task_flags_GS_TASK_INTERACTIVE as u64 != 0,
         message_driven: raw.flags & gs_task_flags_GS_TASK_MESSAGE_DRIVEN as u64 != 0,
     }

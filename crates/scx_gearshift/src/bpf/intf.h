@@ -113,6 +113,8 @@ struct gs_queued_task {
 	u64 weight;
 	/* Time of the enqueue (scx_bpf_now, ns). */
 	u64 enq_ns;
+	/* How long the task slept before this wakeup (ns); 0 for any other enqueue. */
+	u64 slept_ns;
 	char comm[GS_COMM_LEN];
 };
 

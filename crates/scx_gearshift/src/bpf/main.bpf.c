@@ -297,8 +297,11 @@ void BPF_STRUCT_OPS(gearshift_stopping, struct task_struct *p, bool runnable)
 	 */
 	if (is_usersched_helper(p))
 		set_usersched_needed();
-	if (tctx && tctx->last_run_ns)
+	if (!tctx)
+		return;
+	if (tctx->last_run_ns)
 		tctx->awake_ns += elapsed_since(tctx->last_run_ns);
+	tctx->stopped_ns = scx_bpf_now();
 }
 
 void BPF_STRUCT_OPS(gearshift_set_cpumask, struct task_struct *p, const struct cpumask *cpumask)

@@ -16,8 +16,9 @@ struct task_ctx {
 	s32 home_node;
 	/* When the task last woke up: the start of its current burst. */
 	u64 woke_at;
-	/* When the task last started running. */
+	/* When the task last started running, and last stopped (its sleep began then). */
 	u64 last_run_ns;
+	u64 stopped_ns;
 	/* CPU time since the task last woke up, and its running average per wakeup (ns). */
 	u64 awake_ns;
 	u64 avg_burst_ns;

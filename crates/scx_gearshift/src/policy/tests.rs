@@ -30,6 +30,7 @@ fn task(pid: i32, sum_exec_ms: u64, nvcsw: u64, at_ms: u64) -> QueuedTask {
         enq_ns: at_ms * MS,
         interactive_hint: false,
         message_driven: false,
+        slept_ns: 0,
     }
 }
 
@@ -188,6 +189,46 @@ fn a_long_sleeper_gets_one_slice_of_credit_not_a_monopoly() {
     assert!(
         floor > 500 * MS,
         "credit limited to a slice, got vtime {floor}"
+    );
+}
+
+#[test]
+fn a_message_driven_wakeup_in_a_crowd_gets_no_more_credit_than_it_slept() {
+    let mut p = Policy::new(cfg(1), 16);
+    for pid in 1..=4 {
+        p.enqueue(&task(pid, 0, 0, 0));
+    }
+    drain(&mut p);
+    // 9 runs for a second while the others sleep.
+    for ms in (100..=900).step_by(100) {
+        p.enqueue(&task(9, ms, 0, ms));
+        drain(&mut p);
+    }
+    p.enqueue(&task(9, 1000, 0, 1000));
+    let latest = p.next(0).unwrap().vruntime;
+    let slice = p.config().slice_max_ns;
+    let woken = |pid, message_driven, slept_ms: u64| QueuedTask {
+        wakeup: true,
+        message_driven,
+        slept_ns: slept_ms * MS,
+        ..task(pid, 0, 1, 1001)
+    };
+    // One waiter per CPU: a reader keeps its slice of credit, like any sleeper.
+    p.enqueue(&woken(1, true, 0));
+    assert_eq!(p.next(0).unwrap().vtime, latest - slice);
+    // Eight waiters per CPU, slices cut short: a reader that slept 1 ms wakes 1 ms behind the
+    // latest vruntime dispatched, while one that slept through a child's whole run (make)
+    // and a timer's sleeper keep a slice.
+    assert!(p.next(8).is_none());
+    p.enqueue(&woken(2, true, 1));
+    p.enqueue(&woken(3, true, 900));
+    p.enqueue(&woken(4, false, 1));
+    let order: Vec<(i32, u64)> = std::iter::from_fn(|| p.next(8))
+        .map(|d| (d.pid, d.vtime))
+        .collect();
+    assert_eq!(
+        order,
+        vec![(3, latest - slice), (4, latest - slice), (2, latest - MS)]
     );
 }
 
