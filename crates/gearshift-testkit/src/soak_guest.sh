@@ -105,7 +105,7 @@ done
 
 kill $SWITCHER $HOTPLUG $PROBE $SUSPEND 2>/dev/null
 for c in $(seq 1 $((NCPU - 1))); do echo 1 > /sys/devices/system/cpu/cpu$c/online 2>/dev/null; done
-# Let a last hotplug restart settle before the final readings.
+# Let the last hotplug settle before the final readings.
 for _ in $(seq 1 150); do [ "$(prop State)" = running ] && break; sleep 0.2; done
 sleep 6
 # A resume check waits for the scheduler's (re)start in progress: give the last one time.
@@ -148,6 +148,7 @@ echo "resumes_announced=$(grep -cx announced /tmp/suspend.log)"
 echo "resume_checks=$(grep -c 'resumed from sleep' /tmp/gsd.log)"
 echo "exited_signals=$(grep -c 'member=SchedulerExited' /tmp/exits.log)"
 echo "kernel_restarts=$(grep -c 'Restarting at the kernel' /tmp/gsd.log)"
+echo "sched_hotplug_events=$(stat nr_hotplug_events)"
 echo "sched_pids=$(grep -o ' pid=[0-9][0-9]*' /tmp/samples.log | sort -u | wc -l)"
 echo "sched_ejections=$(dmesg | grep -ciE 'sched_ext:.*(runtime error|stall|error)')"
 echo "page_faults_max=$(sample_max faults)"

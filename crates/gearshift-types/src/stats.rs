@@ -98,6 +98,11 @@ pub struct Stats {
     /// Times a CPU passed over a waiting latency-critical burst to serve work that had waited
     /// too long (the starvation guard).
     pub nr_latency_held: u64,
+    /// CPUs that went offline or came online while the scheduler ran (handled without a
+    /// restart).
+    pub nr_hotplug_events: u64,
+    /// Tasks moved off a CPU that went offline while they waited for it.
+    pub nr_hotplug_requeues: u64,
     /// The foreground cgroup in effect (its cgroup v2 id; 0: none), read back from BPF.
     pub foreground_cgroup_id: u64,
     /// Enqueues of tasks of the foreground cgroup, each ordered with the foreground boost.

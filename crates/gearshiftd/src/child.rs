@@ -26,7 +26,8 @@ pub struct ChildSpec {
 pub enum ChildEvent {
     /// The kernel enabled it (at start and after each restart).
     Attached,
-    /// The kernel asked it to restart (CPU hotplug); `reason` is the kernel's exit report.
+    /// The kernel asked it to restart (its exit code says so); `reason` is the kernel's exit
+    /// report.
     Restarting { reason: String },
     /// The process ended.
     Exited { reason: String },

@@ -380,7 +380,8 @@ impl Daemon {
                 tracing::warn!("scheduler exited unexpectedly: {reason}");
                 self.on_failure(sup, reason).await;
             }
-            // The kernel asked for it (CPU hotplug): no failure, the process re-attaches.
+            // The kernel asked for it (an exit code with the restart bit; a scheduler built
+            // without hotplug handling gets one per CPU hotplug): no failure, it re-attaches.
             ChildEvent::Restarting { reason } => {
                 tracing::info!("scheduler restarting at the kernel's request: {reason}");
                 let text = format!("Restarting at the kernel's request: {reason}");
@@ -460,8 +461,9 @@ impl Daemon {
         let Some(generation) = self.running_generation().await else {
             return;
         };
-        // A CPU hotplug around the sleep makes the kernel end the scheduler, which re-attaches
-        // on its own and says so (State "starting"), but only once its loop sees the exit:
+        // A kernel-requested restart around the sleep (a CPU hotplug, for a scheduler without
+        // hotplug handling) ends the scheduler, which re-attaches on its own and says so
+        // (State "starting"), but only once its loop sees the exit:
         // under load, after this check has run. So the kernel gets the start timeout to run
         // it again before a disabled scheduler counts as a failure.
         let deadline =

@@ -101,8 +101,6 @@ pub struct Bpf<'obj> {
     queued: RingBuffer<'obj>,
     dispatched: UserRingBuffer,
     inbox: Rc<RefCell<Vec<QueuedTask>>>,
-    /// The CPUs the topology tables (packing order, nodes) were built from.
-    topology_cpus: scx_utils::Cpumask,
     skel: BpfSkel<'obj>,
 }
 
@@ -170,15 +168,14 @@ impl<'obj> Bpf<'obj> {
             *slot = node;
         }
         rodata.nr_nodes = nr_nodes.min(intf::gs_consts_GS_MAX_NODES as usize) as u32;
-        let topology_cpus = topo.span.clone();
         let ops = open.struct_ops.gearshift_ops_mut();
         ops.timeout_ms = tunables.watchdog_timeout_ms;
         // With a hotplug sequence number the kernel ends a scheduler that saw a CPU come or go
         // while loading. Loading on a busy machine can outlast the gap between two hotplug
         // events (CPUs return one by one after a resume; the verifier takes tens of seconds
         // beside CPU hogs in an emulated machine), and then every attempt would be ended in
-        // turn. Instead, cpus_gone_offline() tells after attaching whether the tables still
-        // hold: a CPU that left needs a restart, one that came runs tasks all the same.
+        // turn. BPF needs no such check: ops.init takes the CPUs online at that moment, and
+        // ops.cpu_online/cpu_offline follow every change after it (hotplug.bpf.h).
         ops.hotplug_seq = 0;
         // Without ENQ_LAST the kernel keeps running a CPU's last runnable task when ops.dispatch
         // finds nothing, so the scheduling thread, yielding with no work, would spin instead of
@@ -227,18 +224,8 @@ impl<'obj> Bpf<'obj> {
             queued,
             dispatched,
             inbox,
-            topology_cpus,
             skel,
         })
-    }
-
-    /// The CPUs the topology tables hold that are offline now: hotplug while loading, which
-    /// the kernel no longer ends the scheduler for (see attach()). Tasks packed or placed
-    /// on such a CPU would wait for it, so the scheduler must restart.
-    pub fn cpus_gone_offline(&self) -> Result<Vec<usize>> {
-        let online = std::fs::read_to_string("/sys/devices/system/cpu/online")
-            .context("reading the online CPUs")?;
-        crate::topology::gone_offline(&self.topology_cpus, &online)
     }
 
     /// Hands every task BPF queued since the last call to `f`.

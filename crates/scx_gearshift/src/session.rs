@@ -55,8 +55,8 @@ const TASK_CAPACITY: usize = 65536;
 const HOUSEKEEPING: Duration = Duration::from_secs(1);
 
 /// Runs the scheduler until `shutdown` is set or the kernel ends it; restarts it when the
-/// kernel asks (CPU hotplug) or a CPU went offline while loading. Returns why it ended (the
-/// kernel's reason is printed).
+/// kernel asks (BPF handles CPU hotplug itself, but a kernel may still ask). Returns why it
+/// ended (the kernel's reason is printed).
 pub fn run(opts: &Options, shutdown: &AtomicBool) -> Result<scx_utils::UserExitInfo> {
     let control = opts
         .control_socket
@@ -91,13 +91,6 @@ pub fn run(opts: &Options, shutdown: &AtomicBool) -> Result<scx_utils::UserExitI
             tid,
         )?;
         drop(boosted);
-        let gone = bpf.cpus_gone_offline()?;
-        if !gone.is_empty() {
-            tracing::info!("CPU(s) {gone:?} went offline while loading; restarting");
-            bpf.detach()?;
-            event(opts, "restarting");
-            continue;
-        }
         tracing::info!("scx_gearshift attached ({} mode)", settings.mode);
         event(opts, "attached");
         let mut session = Session::new(bpf, opts, settings, foreground_cgroup_id);
@@ -108,7 +101,7 @@ pub fn run(opts: &Options, shutdown: &AtomicBool) -> Result<scx_utils::UserExitI
         if !exit.should_restart() || shutdown.load(Ordering::Relaxed) {
             return Ok(exit);
         }
-        tracing::info!("the kernel asked for a restart (CPU hotplug); restarting");
+        tracing::info!("the kernel asked for a restart; restarting");
         event(opts, "restarting");
     }
 }
@@ -300,6 +293,8 @@ impl<'obj> Session<'obj> {
             nr_latency_rank_lost: c.nr_latency_rank_lost,
             nr_latency_catch_ups: c.nr_latency_catch_ups,
             nr_latency_held: c.nr_latency_held,
+            nr_hotplug_events: c.nr_hotplug_events,
+            nr_hotplug_requeues: c.nr_hotplug_requeues,
             nr_interactive: self.policy.nr_interactive(),
             page_faults: thread_page_faults().saturating_sub(self.faults_at_start),
             arena_used_bytes: crate::alloc::ARENA.used_bytes(),
@@ -318,7 +313,7 @@ fn print_stats(s: &Stats) {
     println!(
         "[gearshift] mode={} preempt={} fifo_active={} fifo_ms={} fifo_overload_ms={} fifo={} active_cpus={} cpus={} running={} queued={} scheduled={} pending={} shared={} \
          user={} kernel={} cancel={} bounce={} failed={} congested={} starved={} rescued={} weighted={} requeued={} fastwake={} latency={} latency_slow={} latency_lost={} latency_catch_ups={} preempted={} interactive={} \
-         foreground={} foreground_boosts={} \
+         foreground={} foreground_boosts={} hotplug={} hotplug_requeued={} \
          page_faults={} arena_kib={}",
         s.mode,
         s.preemption,
@@ -352,6 +347,8 @@ fn print_stats(s: &Stats) {
         s.nr_interactive,
         s.foreground_cgroup_id,
         s.nr_foreground_boosts,
+        s.nr_hotplug_events,
+        s.nr_hotplug_requeues,
         s.page_faults,
         s.arena_used_bytes / 1024,
     );

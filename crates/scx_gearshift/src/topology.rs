@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use anyhow::Result;
-use scx_utils::{Cpumask, Topology};
+use scx_utils::Topology;
 
 /// Reads the topology, again if a CPU hotplug raced with the reading: the sysfs directory
 /// of a CPU going offline vanishes between the online list and the CPU's own files.
@@ -48,16 +48,6 @@ pub fn cpu_nodes(topo: &Topology) -> (Vec<Option<usize>>, usize) {
     (nodes, nr_nodes)
 }
 
-/// The CPUs of `built_from` (those the topology tables were built from) that `online` (a
-/// kernel cpulist such as "0-2,4") does not hold: CPUs that went offline since.
-pub fn gone_offline(built_from: &Cpumask, online: &str) -> Result<Vec<usize>> {
-    let online = Cpumask::from_cpulist(online.trim())?;
-    Ok(built_from
-        .iter()
-        .filter(|&cpu| !online.test_cpu(cpu))
-        .collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,18 +83,5 @@ mod tests {
                 pos.len() - 1
             );
         }
-    }
-
-    #[test]
-    fn a_cpu_missing_from_the_online_list_has_gone_offline() {
-        // CPUs 0 and 1 only: the mask is as wide as the machine's possible CPUs.
-        let both = Cpumask::from_cpulist("0-1").unwrap();
-        assert_eq!(gone_offline(&both, "0-1\n").unwrap(), Vec::<usize>::new());
-        assert_eq!(gone_offline(&both, "0").unwrap(), vec![1]);
-        assert_eq!(gone_offline(&both, "1").unwrap(), vec![0]);
-        // A CPU that came online is not a problem; only one that left is.
-        let first = Cpumask::from_cpulist("0").unwrap();
-        assert_eq!(gone_offline(&first, "0-1").unwrap(), Vec::<usize>::new());
-        assert!(gone_offline(&both, "zero").is_err());
     }
 }

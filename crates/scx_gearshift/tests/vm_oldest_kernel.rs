@@ -44,6 +44,16 @@ for m in interactive low-power fifo interactive; do
     hackbench -g 2 -l 50 > /dev/null 2>&1 && echo "hackbench_ok_$m=1"
     echo "mode_now_$m=$(stat mode)"
 done
+# CPU hotplug in low-power mode: handled in BPF, no restart (the counter would start over).
+ask '{"request":"set-settings","settings":{"mode":"low-power","preemption":true}}' > /dev/null
+echo 0 > /sys/devices/system/cpu/cpu1/online
+sleep 2
+hackbench -g 2 -l 50 > /dev/null 2>&1 && echo "hackbench_ok_offline=1"
+echo 1 > /sys/devices/system/cpu/cpu1/online
+sleep 2
+echo "hotplug_events=$(stat nr_hotplug_events)"
+echo "hotplug_state=$(state)"
+ask '{"request":"set-settings","settings":{"mode":"interactive","preemption":true}}' > /dev/null
 # The foreground boost: a cgroup named foreground; hackbench run in it is boosted.
 mkdir -p /sys/fs/cgroup/gs-fg
 ask "{\"request\":\"set-foreground\",\"cgroup_id\":$(command stat -c %i /sys/fs/cgroup/gs-fg)}" > /dev/null
@@ -68,6 +78,13 @@ stop_sched
             "the mode is in effect"
         );
     }
+    assert_eq!(field(&out, "hackbench_ok_offline"), Some("1"));
+    assert_eq!(
+        number(&out, "hotplug_events"),
+        2.0,
+        "one attach across the hotplug"
+    );
+    assert_eq!(field(&out, "hotplug_state"), Some("enabled"));
     assert_eq!(field(&out, "hackbench_ok_foreground"), Some("1"));
     assert!(
         number(&out, "foreground_boosts") > 0.0,

@@ -108,6 +108,9 @@ static void insert_prio(struct task_struct *p, struct task_ctx *tctx, u64 slice,
  */
 static void insert_regular(struct task_struct *p, s32 cpu, u64 slice, u64 deadline, u64 enq_flags)
 {
+	/* A CPU that went offline after the decision: any CPU the task may use takes it. */
+	if (cpu != GS_CPU_ANY && cpu_is_offline(cpu))
+		cpu = GS_CPU_ANY;
 	if (cpu == GS_CPU_ANY) {
 		scx_bpf_dsq_insert_vtime(p, GS_SHARED_DSQ, slice, deadline, enq_flags);
 		kick_idle_for_regular(p);
@@ -270,6 +273,9 @@ static bool go_home(struct task_struct *p, u64 enq_flags)
 	/* home_node() only names a node @p's affinity covers. */
 	cpu = scx_bpf_pick_idle_cpu(home, 0);
 	if (cpu < 0)
+		return false;
+	/* Some kernels keep a CPU that went offline marked idle: claimed, it is not again. */
+	if (cpu_is_offline(cpu))
 		return false;
 	scx_bpf_dsq_insert(p, cpu_dsq(cpu), slice_max_ns, enq_flags);
 	kick_idle(cpu);

@@ -72,7 +72,12 @@ static s32 active_cpus_for(const struct task_struct *p, const struct cpumask *ac
 	bpf_for(i, 0, nr_pack) {
 		s32 c = pack_order[i & (GS_MAX_CPUS - 1)];
 
-		if (c < 0 || !bpf_cpumask_test_cpu(c, active))
+		if (c < 0)
+			break;
+		/* Offline CPUs are holes in the active prefix (update_active_mask()). */
+		if (cpu_is_offline(c))
+			continue;
+		if (!bpf_cpumask_test_cpu(c, active))
 			break;
 		if (!bpf_cpumask_test_cpu(c, p->cpus_ptr))
 			continue;

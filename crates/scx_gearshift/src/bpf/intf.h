@@ -211,6 +211,10 @@ struct gs_counters {
 	/* Ended slices of a proven periodic task's long burst queued as interactive while it
 	 * catches up (within 3/4 of a CPU; latency.bpf.h: latency_catching_up()). */
 	u64 nr_latency_catch_ups;
+	/* CPUs that went offline or came online while attached (hotplug.bpf.h). */
+	u64 nr_hotplug_events;
+	/* Tasks moved from the DSQ of a CPU that went offline to the shared DSQ. */
+	u64 nr_hotplug_requeues;
 };
 
 #endif /* __GEARSHIFT_INTF_H */

@@ -9,8 +9,8 @@
  * (queues.bpf.h), NUMA placement (topo.bpf.h), the foreground app (foreground.bpf.h),
  * weights (weight.bpf.h), the mode in effect and low-power mode's active set (active.bpf.h),
  * wakeup preemption (preempt.bpf.h), idle selection and wakeups (idle.bpf.h), the user-space
- * channel (usersched.bpf.h), DSQs (dispatch.bpf.h), live modes and their load tick
- * (modes.bpf.h), latency-critical bursts (latency.bpf.h).
+ * channel (usersched.bpf.h), DSQs (dispatch.bpf.h), CPU hotplug (hotplug.bpf.h), live modes
+ * and their load tick (modes.bpf.h), latency-critical bursts (latency.bpf.h).
  */
 #include <scx/common.bpf.h>
 #include "intf.h"
@@ -40,6 +40,7 @@ const volatile u64 weight_cap = GS_DFL_WEIGHT_CAP;
 #include "idle.bpf.h"
 #include "usersched.bpf.h"
 #include "dispatch.bpf.h"
+#include "hotplug.bpf.h"
 #include "modes.bpf.h"
 #include "latency.bpf.h"
 
@@ -171,6 +172,8 @@ void BPF_STRUCT_OPS(gearshift_dispatch, s32 cpu, struct task_struct *prev)
 	if (dctx)
 		dctx->dispatched_ns = scx_bpf_now();
 	drain_user_dispatches();
+	if (gone_cpus_queued)
+		requeue_from_gone_cpus();
 	counters.nr_shared_waiting = nr_shared_queued();
 	/* Latency-critical bursts go before everything, the scheduler included. */
 	if (take_latency(cpu))
@@ -335,6 +338,20 @@ s32 BPF_STRUCT_OPS(gearshift_init_task, struct task_struct *p, struct scx_init_t
 	return 0;
 }
 
+void BPF_STRUCT_OPS(gearshift_cpu_online, s32 cpu)
+{
+	hotplug_cpu_back(cpu);
+	refresh_online_cpus();
+	update_active_mask();
+}
+
+void BPF_STRUCT_OPS(gearshift_cpu_offline, s32 cpu)
+{
+	hotplug_cpu_gone(cpu);
+	refresh_online_cpus();
+	update_active_mask();
+}
+
 s32 BPF_STRUCT_OPS(gearshift_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_args *args)
 {
 	weight_cgroup_init(cgrp, args->weight);
@@ -360,10 +377,10 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(gearshift_init)
 	s32 err;
 
 	nr_cpu_ids = scx_bpf_nr_cpu_ids();
-	refresh_online_cpus();
 	err = topo_init();
 	if (err)
 		return err;
+	refresh_online_cpus();
 	err = create_dsqs();
 	if (err)
 		return err;
@@ -391,6 +408,8 @@ SCX_OPS_DEFINE(gearshift_ops,
 	       .cgroup_init		= (void *)gearshift_cgroup_init,
 	       .cgroup_set_weight	= (void *)gearshift_cgroup_set_weight,
 	       .cgroup_move		= (void *)gearshift_cgroup_move,
+	       .cpu_online		= (void *)gearshift_cpu_online,
+	       .cpu_offline		= (void *)gearshift_cpu_offline,
 	       .init			= (void *)gearshift_init,
 	       .exit			= (void *)gearshift_exit,
 	       .name			= "gearshift");

@@ -90,15 +90,15 @@ static void update_fifo(u64 delta_ns, bool idle)
 }
 
 /*
- * Low-power: the first N CPUs of the packing order, N = the slow average load (running plus
- * waiting tasks) rounded up past a quarter; sustained waiting widens the set within ~20 ticks.
- * (The packing order holds the CPUs online when loading began: a CPU hotplugged while the
- * scheduler runs restarts it, one that came online while loading is left out until then.)
+ * Low-power: the first N online CPUs of the packing order, N = the slow average load (running
+ * plus waiting tasks) rounded up past a quarter; sustained waiting widens the set within ~20
+ * ticks. (The packing order holds the CPUs online when user space read the topology: one that
+ * came online later is left out of it.)
  */
 static void update_active_mask(void)
 {
 	struct bpf_cpumask *mask;
-	u32 want, i;
+	u32 want, i, nr_set = 0;
 
 	/* Rounded up only past a quarter CPU: a trickle of light work needs no extra CPU. */
 	want = lowpower() ? (avg_pack + GS_LOAD_SCALE * 3 / 4) / GS_LOAD_SCALE : GS_MAX_CPUS;
@@ -117,14 +117,16 @@ static void update_active_mask(void)
 			cpu = pack_order[i];
 			if (cpu < 0 || cpu >= GS_MAX_CPUS)
 				continue;
-			if (i < want)
+			if (nr_set < want && !cpu_is_offline(cpu)) {
 				bpf_cpumask_set_cpu(cpu, mask);
-			else
+				nr_set++;
+			} else {
 				bpf_cpumask_clear_cpu(cpu, mask);
+			}
 		}
 	}
 	bpf_rcu_read_unlock();
-	counters.nr_active_cpus = want;
+	counters.nr_active_cpus = nr_set;
 }
 
 /*
@@ -186,6 +188,7 @@ static s32 load_tick_fn(void *map, int *key, struct bpf_timer *timer)
 	bpf_rcu_read_lock();
 	kick_for_waiting();
 	rescue_overdue_tasks();
+	gone_cpus_check();
 	bpf_rcu_read_unlock();
 	/*
 	 * Nothing runs or waits and the averages have decayed (low-power's set is down to one

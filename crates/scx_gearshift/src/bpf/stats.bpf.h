@@ -8,12 +8,4 @@ struct gs_counters counters;
 #define stat_inc(field) __sync_fetch_and_add(&counters.field, 1)
 #define stat_dec(field) __sync_fetch_and_sub(&counters.field, 1)
 
-static void refresh_online_cpus(void)
-{
-	const struct cpumask *online = scx_bpf_get_online_cpumask();
-
-	counters.nr_online_cpus = bpf_cpumask_weight(online);
-	scx_bpf_put_cpumask(online);
-}
-
 #endif

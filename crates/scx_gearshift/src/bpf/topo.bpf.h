@@ -13,7 +13,7 @@ const volatile u16 cpu_node_ids[GS_MAX_CPUS];
 /* One more than the highest node id; below 2, placement ignores nodes. */
 const volatile u32 nr_nodes = 1;
 
-/* Per node: CPUs, and tasks counted running on them. */
+/* Per node: online CPUs, and tasks counted running on them. */
 static u32 node_nr_cpus[GS_MAX_NODES];
 static s32 node_nr_running[GS_MAX_NODES];
 
@@ -27,6 +27,43 @@ struct {
 	__type(key, u32);
 	__type(value, struct mask_holder);
 } node_masks SEC(".maps");
+
+/*
+ * CPUs nothing may be queued for: offline when the scheduler attached, or since
+ * ops.cpu_offline() until ops.cpu_online() (hotplug.bpf.h). No CPU takes tasks from the DSQ of
+ * a CPU that is gone, so a task placed there would wait for it to come back.
+ */
+static u8 cpu_offline_flags[GS_MAX_CPUS];
+
+static bool cpu_is_offline(s32 cpu)
+{
+	u32 idx = cpu;
+
+	if (idx >= GS_MAX_CPUS)
+		return true;
+	barrier_var(idx);
+	return cpu_offline_flags[idx & (GS_MAX_CPUS - 1)];
+}
+
+/*
+ * Counts the online CPUs for stats and slice sizing: the kernel's online mask, less the CPUs
+ * ops.cpu_offline() took out (a CPU leaves that mask a little after the callback).
+ */
+static void refresh_online_cpus(void)
+{
+	const struct cpumask *online = scx_bpf_get_online_cpumask();
+	u64 nr = 0;
+	s32 cpu;
+
+	bpf_for(cpu, 0, nr_cpu_ids) {
+		if (cpu >= GS_MAX_CPUS)
+			break;
+		if (bpf_cpumask_test_cpu(cpu, online) && !cpu_is_offline(cpu))
+			nr++;
+	}
+	scx_bpf_put_cpumask(online);
+	counters.nr_online_cpus = nr;
+}
 
 static inline bool numa_enabled(void)
 {
@@ -133,9 +170,53 @@ static bool should_go_home(struct task_struct *p)
 	return ret;
 }
 
-/* Builds the per-node cpumasks from the topology user space passed in. */
+/*
+ * Marks @cpu online or offline; on a change, its node's cpumask and CPU count follow, so that
+ * placement never picks it while it is gone. Returns whether anything changed.
+ */
+static bool topo_set_cpu_online(s32 cpu, bool online)
+{
+	struct bpf_cpumask *mask;
+	struct mask_holder *h;
+	u32 idx = cpu, node;
+
+	if (idx >= GS_MAX_CPUS)
+		return false;
+	barrier_var(idx);
+	idx &= GS_MAX_CPUS - 1;
+	if (cpu_offline_flags[idx] == !online)
+		return false;
+	cpu_offline_flags[idx] = !online;
+	node = cpu_node_ids[idx];
+	if (node >= GS_MAX_NODES || node >= nr_nodes)
+		return true;
+	h = bpf_map_lookup_elem(&node_masks, &node);
+	if (!h)
+		return true;
+	bpf_rcu_read_lock();
+	mask = h->mask;
+	if (mask) {
+		if (online)
+			bpf_cpumask_set_cpu(cpu, mask);
+		else
+			bpf_cpumask_clear_cpu(cpu, mask);
+	}
+	bpf_rcu_read_unlock();
+	/* Masked: older verifiers lose the bound checked above across the RCU section. */
+	if (online)
+		__sync_fetch_and_add(&node_nr_cpus[node & (GS_MAX_NODES - 1)], 1);
+	else
+		__sync_fetch_and_sub(&node_nr_cpus[node & (GS_MAX_NODES - 1)], 1);
+	return true;
+}
+
+/*
+ * Builds the per-node cpumasks from the topology user space passed in, with the CPUs online
+ * now: one that went offline since user space read the topology is left out.
+ */
 static s32 topo_init(void)
 {
+	const struct cpumask *online;
 	struct bpf_cpumask *mask;
 	struct mask_holder *h;
 	s32 cpu;
@@ -154,23 +235,17 @@ static s32 topo_init(void)
 		if (mask)
 			bpf_cpumask_release(mask);
 	}
+	/* Every CPU starts offline; the online ones are added, with their nodes. */
+	bpf_for(cpu, 0, GS_MAX_CPUS)
+		cpu_offline_flags[cpu & (GS_MAX_CPUS - 1)] = 1;
+	online = scx_bpf_get_online_cpumask();
 	bpf_for(cpu, 0, nr_cpu_ids) {
 		if (cpu >= GS_MAX_CPUS)
 			break;
-		node = cpu_node_ids[cpu & (GS_MAX_CPUS - 1)];
-		if (node >= GS_MAX_NODES || node >= nr_nodes)
-			continue;
-		h = bpf_map_lookup_elem(&node_masks, &node);
-		if (!h)
-			continue;
-		bpf_rcu_read_lock();
-		mask = h->mask;
-		if (mask)
-			bpf_cpumask_set_cpu(cpu, mask);
-		bpf_rcu_read_unlock();
-		/* Masked: older verifiers lose the bound checked above across the RCU section. */
-		node_nr_cpus[node & (GS_MAX_NODES - 1)]++;
+		if (bpf_cpumask_test_cpu(cpu, online))
+			topo_set_cpu_online(cpu, true);
 	}
+	scx_bpf_put_cpumask(online);
 	return 0;
 }
 
