@@ -162,19 +162,28 @@ fn keeps_scheduling_across_cpu_hotplug_without_a_restart() {
     let out = run(
         2,
         r#"
-start_sched --stats 1
+# A short watchdog: a task left waiting for the CPU that went away would get the scheduler
+# ejected while the CPU stays offline (twice the timeout).
+start_sched --stats 1 --watchdog-timeout-ms 5000
 # Hogs pinned to CPU 1 wait in its queue when it goes; unpinned ones keep both CPUs busy.
-taskset -c 1 "$STRESS_NG" --cpu 2 -t 60 -q &
+taskset -c 1 "$STRESS_NG" --cpu 3 -t 90 -q &
 PINNED=$!
-"$STRESS_NG" --cpu 2 -t 60 -q &
+"$STRESS_NG" --cpu 2 -t 90 -q &
 HOGS=$!
 sleep 3
 stat_of() { grep '^\[gearshift\]' /tmp/gs.log | tail -1 | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+# CPU time (ticks) of each of the pinned hogs' workers.
+cpu_ticks() { for w in $(pgrep -P $PINNED); do awk '{ print $14 + $15 }' /proc/$w/stat; done; }
 echo 0 > /sys/devices/system/cpu/cpu1/online
-sleep 4
+sleep 1
+cpu_ticks > /tmp/ticks0
+sleep 10
+cpu_ticks > /tmp/ticks1
 echo "after_offline=$(state)"
 kill -0 $SCHED_PID && echo "alive_offline=1"
-kill -0 $PINNED && echo "pinned_alive=1"
+echo "pinned_workers=$(wc -l < /tmp/ticks0)"
+# Every pinned worker ran while its CPU was gone (the kernel moved it, breaking its affinity).
+echo "pinned_stuck=$(paste /tmp/ticks0 /tmp/ticks1 | awk '$2 <= $1' | wc -l)"
 echo "cpus_offline=$(stat_of cpus)"
 # Work still gets done on the CPU left.
 timeout 20 sh -c 'echo done' > /tmp/work 2>&1; echo "work_offline=$(cat /tmp/work)"
@@ -187,6 +196,8 @@ timeout 20 taskset -c 1 sh -c 'echo back' > /tmp/back 2>&1; echo "cpu1_runs=$(ca
 echo "hotplug_events=$(stat_of hotplug)"
 echo "restarts=$(grep -c -e 'asked for a restart' -e restarting /tmp/gs.log)"
 echo "exits=$(grep -c 'EXIT' /tmp/gs.log)"
+echo "hotplug_requeued=$(stat_of hotplug_requeued)"
+dmesg | grep -iE 'affine|vacated|sched_ext' | tail -5
 kill $PINNED $HOGS 2>/dev/null
 stop_sched
 "#,
@@ -194,7 +205,8 @@ stop_sched
     assert_eq!(out.status, 0, "{}", out.output);
     assert_eq!(field(&out, "after_offline"), Some("enabled"));
     assert_eq!(field(&out, "alive_offline"), Some("1"));
-    assert_eq!(field(&out, "pinned_alive"), Some("1"));
+    assert_eq!(number(&out, "pinned_workers"), 3.0, "{}", out.output);
+    assert_eq!(number(&out, "pinned_stuck"), 0.0, "{}", out.output);
     assert_eq!(number(&out, "cpus_offline"), 1.0);
     assert_eq!(field(&out, "work_offline"), Some("done"));
     assert_eq!(field(&out, "after_online"), Some("enabled"));
