@@ -1,8 +1,8 @@
 //! In a sched_ext VM: CPU hotplug under load leaves the same scheduler attached and running
-//! (no restart, nothing for gearshiftd to report); suspend and resume cycles under load leave the same scheduler running and
-//! switchable; a scheduler that stops dispatching is ejected by the kernel's watchdog, and
-//! gearshiftd reports the kernel's reason, retries with backoff, then stays `failed` — unless a
-//! profile ran cleanly before, which it then falls back to.
+//! (no restart, nothing for gearshiftd to report); suspend and resume cycles under load leave
+//! the same scheduler running and switchable; a scheduler that stops dispatching is ejected by
+//! the kernel's watchdog, and gearshiftd reports the kernel's reason, retries with backoff, then
+//! stays `failed` — unless a profile ran cleanly before, which it then falls back to.
 
 mod vm_common;
 

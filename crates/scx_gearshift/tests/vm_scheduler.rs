@@ -171,7 +171,6 @@ PINNED=$!
 "$STRESS_NG" --cpu 2 -t 90 -q &
 HOGS=$!
 sleep 3
-stat_of() { grep '^\[gearshift\]' /tmp/gs.log | tail -1 | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 # CPU time (ticks) of each of the pinned hogs' workers.
 cpu_ticks() { for w in $(pgrep -P $PINNED); do awk '{ print $14 + $15 }' /proc/$w/stat; done; }
 echo 0 > /sys/devices/system/cpu/cpu1/online
@@ -184,19 +183,19 @@ kill -0 $SCHED_PID && echo "alive_offline=1"
 echo "pinned_workers=$(wc -l < /tmp/ticks0)"
 # Every pinned worker ran while its CPU was gone (the kernel moved it, breaking its affinity).
 echo "pinned_stuck=$(paste /tmp/ticks0 /tmp/ticks1 | awk '$2 <= $1' | wc -l)"
-echo "cpus_offline=$(stat_of cpus)"
+echo "cpus_offline=$(last_stat cpus)"
 # Work still gets done on the CPU left.
 timeout 20 sh -c 'echo done' > /tmp/work 2>&1; echo "work_offline=$(cat /tmp/work)"
 echo 1 > /sys/devices/system/cpu/cpu1/online
 sleep 4
 echo "after_online=$(state)"
-echo "cpus_online=$(stat_of cpus)"
+echo "cpus_online=$(last_stat cpus)"
 # The CPU that came back runs tasks again.
 timeout 20 taskset -c 1 sh -c 'echo back' > /tmp/back 2>&1; echo "cpu1_runs=$(cat /tmp/back)"
-echo "hotplug_events=$(stat_of hotplug)"
+echo "hotplug_events=$(last_stat hotplug)"
 echo "restarts=$(grep -c -e 'asked for a restart' -e restarting /tmp/gs.log)"
 echo "exits=$(grep -c 'EXIT' /tmp/gs.log)"
-echo "hotplug_requeued=$(stat_of hotplug_requeued)"
+echo "hotplug_requeued=$(last_stat hotplug_requeued)"
 dmesg | grep -iE 'affine|vacated|sched_ext' | tail -5
 kill $PINNED $HOGS 2>/dev/null
 stop_sched
@@ -238,7 +237,6 @@ settle() {
     for _ in $(seq 1 480); do [ "$(state)" = enabled ] && break; sleep 0.25; done
     sleep 4
 }
-cpus_seen() { grep '^\[gearshift\]' /tmp/gs.log | tail -1 | tr ' ' '\n' | sed -n 's/^cpus=//p'; }
 
 # A CPU that came back while loading: the tables lack it, yet nothing waits for it.
 echo 0 > /sys/devices/system/cpu/cpu1/online
@@ -248,7 +246,7 @@ echo "came_while=$(state)"
 settle
 echo "came_state=$(state)"
 echo "came_restarts=$(grep -c restarting /tmp/gs.log)"
-echo "came_cpus=$(cpus_seen)"
+echo "came_cpus=$(last_stat cpus)"
 stop_sched
 
 # A CPU that left while loading: its tables name it, yet nothing is queued for it.
@@ -258,7 +256,7 @@ echo "left_while=$(state)"
 settle
 echo "left_state=$(state)"
 echo "left_restarts=$(grep -c -e restarting -e 'asked for a restart' /tmp/gs.log)"
-echo "left_cpus=$(cpus_seen)"
+echo "left_cpus=$(last_stat cpus)"
 timeout 20 sh -c 'echo done' > /tmp/work 2>&1; echo "left_work=$(cat /tmp/work)"
 stop_sched
 echo 1 > /sys/devices/system/cpu/cpu1/online

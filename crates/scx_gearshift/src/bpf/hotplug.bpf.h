@@ -3,7 +3,7 @@
  * CPU hotplug without a restart. The kernel ends a scheduler that does not implement
  * ops.cpu_online()/cpu_offline(), and reloading this one under load took ~25 s of the
  * verifier, with the kernel's scheduler in charge meanwhile. Instead, a CPU that goes offline
- * stops being a place for work (topo.bpf.h's flags, its node, low-power's active set), and
+ * stops being a place for work (topo.bpf.h's CPU states, its node, low-power's active set), and
  * the tasks already queued for it move to the shared DSQ, where any CPU they may use takes
  * them. A CPU that comes online runs tasks at once; the packing order and the nodes user
  * space read at attach still leave it out of low-power packing and NUMA placement if it was
@@ -12,11 +12,16 @@
 #ifndef __GEARSHIFT_HOTPLUG_BPF_H
 #define __GEARSHIFT_HOTPLUG_BPF_H
 
-/* CPUs that went offline while the scheduler ran and are not back, and how many. */
-static u8 cpu_gone[GS_MAX_CPUS];
+/* How many CPUs are CPU_GONE (topo.bpf.h): offline since the scheduler ran, not back. */
 static u32 nr_cpus_gone;
 /* The DSQ of a CPU that went offline may hold tasks: the next ops.dispatch() moves them. */
 static bool gone_cpus_queued;
+
+/* Whether @cpu went offline with tasks left in its DSQ. */
+static bool gone_cpu_queued(s32 cpu)
+{
+	return cpu_state(cpu) == CPU_GONE && scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
+}
 
 /*
  * Moves the tasks waiting in the DSQs of offline CPUs to the shared DSQ, at the deadlines
@@ -34,7 +39,7 @@ static void requeue_from_gone_cpus(void)
 	bpf_for(cpu, 0, nr_cpu_ids) {
 		if (cpu >= GS_MAX_CPUS)
 			break;
-		if (!cpu_is_offline(cpu) || !scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
+		if (!gone_cpu_queued(cpu))
 			continue;
 		seen = 0;
 		bpf_for_each(scx_dsq, p, cpu_dsq(cpu), 0) {
@@ -58,7 +63,7 @@ static void gone_cpus_check(void)
 	bpf_for(cpu, 0, nr_cpu_ids) {
 		if (cpu >= GS_MAX_CPUS)
 			break;
-		if (cpu_is_offline(cpu) && scx_bpf_dsq_nr_queued(cpu_dsq(cpu))) {
+		if (gone_cpu_queued(cpu)) {
 			gone_cpus_queued = true;
 			kick_for_usersched();
 			return;
@@ -66,29 +71,11 @@ static void gone_cpus_check(void)
 	}
 }
 
-/* Notes @cpu as gone (offline since the scheduler ran) or back, and counts the gone ones. */
-static void note_cpu_gone(s32 cpu, bool gone)
-{
-	u32 idx = cpu;
-
-	if (idx >= GS_MAX_CPUS)
-		return;
-	barrier_var(idx);
-	idx &= GS_MAX_CPUS - 1;
-	if (cpu_gone[idx] == gone)
-		return;
-	cpu_gone[idx] = gone;
-	if (gone)
-		__sync_fetch_and_add(&nr_cpus_gone, 1);
-	else
-		__sync_fetch_and_sub(&nr_cpus_gone, 1);
-}
-
 /* ops.cpu_offline(): @cpu takes no more work; what waits for it goes to the other CPUs. */
 static void hotplug_cpu_gone(s32 cpu)
 {
-	topo_set_cpu_online(cpu, false);
-	note_cpu_gone(cpu, true);
+	if (topo_set_cpu_state(cpu, CPU_GONE) != CPU_GONE)
+		__sync_fetch_and_add(&nr_cpus_gone, 1);
 	gone_cpus_queued = true;
 	stat_inc(nr_hotplug_events);
 	/* A CPU that will dispatch: any idle one (the one leaving may be picked: the tick
@@ -99,8 +86,8 @@ static void hotplug_cpu_gone(s32 cpu)
 /* ops.cpu_online(): @cpu takes work again, its own DSQ included. */
 static void hotplug_cpu_back(s32 cpu)
 {
-	topo_set_cpu_online(cpu, true);
-	note_cpu_gone(cpu, false);
+	if (topo_set_cpu_state(cpu, CPU_ONLINE) == CPU_GONE)
+		__sync_fetch_and_sub(&nr_cpus_gone, 1);
 	stat_inc(nr_hotplug_events);
 }
 

@@ -291,6 +291,7 @@ void BPF_STRUCT_OPS(gearshift_tick, struct task_struct *p)
 void BPF_STRUCT_OPS(gearshift_stopping, struct task_struct *p, bool runnable)
 {
 	struct task_ctx *tctx = lookup_task_ctx(p);
+	u64 now;
 
 	note_stopping(scx_bpf_task_cpu(p));
 	/*
@@ -302,9 +303,10 @@ void BPF_STRUCT_OPS(gearshift_stopping, struct task_struct *p, bool runnable)
 		set_usersched_needed();
 	if (!tctx)
 		return;
+	now = scx_bpf_now();
 	if (tctx->last_run_ns)
-		tctx->awake_ns += elapsed_since(tctx->last_run_ns);
-	tctx->stopped_ns = scx_bpf_now();
+		tctx->awake_ns += time_between(tctx->last_run_ns, now);
+	tctx->stopped_ns = now;
 }
 
 void BPF_STRUCT_OPS(gearshift_set_cpumask, struct task_struct *p, const struct cpumask *cpumask)

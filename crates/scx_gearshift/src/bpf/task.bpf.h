@@ -80,15 +80,19 @@ static struct task_ctx *lookup_task_ctx(const struct task_struct *p)
 }
 
 /*
- * Time since @t (ns), 0 if @t is later than now. scx_bpf_now() is each CPU's own clock, and a
+ * Time from @t to @now (ns), 0 if @t is later. scx_bpf_now() is each CPU's own clock, and a
  * time another CPU recorded can be slightly ahead of it: an unsigned difference would then
  * wrap to an enormous wait.
  */
+static inline u64 time_between(u64 t, u64 now)
+{
+	return time_after(now, t) ? now - t : 0;
+}
+
+/* Time since @t (ns), as time_between(). */
 static inline u64 elapsed_since(u64 t)
 {
-	u64 now = scx_bpf_now();
-
-	return time_after(now, t) ? now - t : 0;
+	return time_between(t, scx_bpf_now());
 }
 
 /* avg_sync's scale, and the share of synchronous wakeups from which a task is message-driven. */

@@ -29,20 +29,32 @@ struct {
 } node_masks SEC(".maps");
 
 /*
- * CPUs nothing may be queued for: offline when the scheduler attached, or since
- * ops.cpu_offline() until ops.cpu_online() (hotplug.bpf.h). No CPU takes tasks from the DSQ of
- * a CPU that is gone, so a task placed there would wait for it to come back.
+ * Each CPU's state. Nothing may be queued for a CPU that is not online: no CPU takes tasks
+ * from the DSQ of a CPU that is gone, so a task placed there would wait for it to come back.
+ * A CPU that went offline while the scheduler ran (ops.cpu_offline(), until ops.cpu_online())
+ * is told apart from one offline since before: only its DSQ can hold tasks (hotplug.bpf.h).
  */
-static u8 cpu_offline_flags[GS_MAX_CPUS];
+enum cpu_state {
+	CPU_ONLINE,
+	CPU_OFFLINE_AT_ATTACH,
+	CPU_GONE,
+};
 
-static bool cpu_is_offline(s32 cpu)
+static u8 cpu_states[GS_MAX_CPUS];
+
+static u8 cpu_state(s32 cpu)
 {
 	u32 idx = cpu;
 
 	if (idx >= GS_MAX_CPUS)
-		return true;
+		return CPU_OFFLINE_AT_ATTACH;
 	barrier_var(idx);
-	return cpu_offline_flags[idx & (GS_MAX_CPUS - 1)];
+	return cpu_states[idx & (GS_MAX_CPUS - 1)];
+}
+
+static bool cpu_is_offline(s32 cpu)
+{
+	return cpu_state(cpu) != CPU_ONLINE;
 }
 
 /*
@@ -171,28 +183,31 @@ static bool should_go_home(struct task_struct *p)
 }
 
 /*
- * Marks @cpu online or offline; on a change, its node's cpumask and CPU count follow, so that
- * placement never picks it while it is gone. Returns whether anything changed.
+ * Sets @cpu's state; when it goes online or offline, its node's cpumask and CPU count follow,
+ * so that placement never picks it while it is gone. Returns the state it had.
  */
-static bool topo_set_cpu_online(s32 cpu, bool online)
+static u8 topo_set_cpu_state(s32 cpu, u8 state)
 {
 	struct bpf_cpumask *mask;
 	struct mask_holder *h;
 	u32 idx = cpu, node;
+	bool online = state == CPU_ONLINE;
+	u8 was;
 
 	if (idx >= GS_MAX_CPUS)
-		return false;
+		return state;
 	barrier_var(idx);
 	idx &= GS_MAX_CPUS - 1;
-	if (cpu_offline_flags[idx] == !online)
-		return false;
-	cpu_offline_flags[idx] = !online;
+	was = cpu_states[idx];
+	cpu_states[idx] = state;
+	if ((was == CPU_ONLINE) == online)
+		return was;
 	node = cpu_node_ids[idx];
 	if (node >= GS_MAX_NODES || node >= nr_nodes)
-		return true;
+		return was;
 	h = bpf_map_lookup_elem(&node_masks, &node);
 	if (!h)
-		return true;
+		return was;
 	bpf_rcu_read_lock();
 	mask = h->mask;
 	if (mask) {
@@ -207,7 +222,7 @@ static bool topo_set_cpu_online(s32 cpu, bool online)
 		__sync_fetch_and_add(&node_nr_cpus[node & (GS_MAX_NODES - 1)], 1);
 	else
 		__sync_fetch_and_sub(&node_nr_cpus[node & (GS_MAX_NODES - 1)], 1);
-	return true;
+	return was;
 }
 
 /*
@@ -237,13 +252,13 @@ static s32 topo_init(void)
 	}
 	/* Every CPU starts offline; the online ones are added, with their nodes. */
 	bpf_for(cpu, 0, GS_MAX_CPUS)
-		cpu_offline_flags[cpu & (GS_MAX_CPUS - 1)] = 1;
+		cpu_states[cpu & (GS_MAX_CPUS - 1)] = CPU_OFFLINE_AT_ATTACH;
 	online = scx_bpf_get_online_cpumask();
 	bpf_for(cpu, 0, nr_cpu_ids) {
 		if (cpu >= GS_MAX_CPUS)
 			break;
 		if (bpf_cpumask_test_cpu(cpu, online))
-			topo_set_cpu_online(cpu, true);
+			topo_set_cpu_state(cpu, CPU_ONLINE);
 	}
 	scx_bpf_put_cpumask(online);
 	return 0;

@@ -90,8 +90,8 @@ static bool queue_to_usersched(struct task_struct *p, u64 enq_flags)
 	t->nvcsw = p->nvcsw;
 	t->weight = task_weight(p, tctx);
 	t->enq_ns = scx_bpf_now();
-	t->slept_ns = (enq_flags & SCX_ENQ_WAKEUP) && tctx->stopped_ns &&
-		      time_after(t->enq_ns, tctx->stopped_ns) ? t->enq_ns - tctx->stopped_ns : 0;
+	t->slept_ns = (enq_flags & SCX_ENQ_WAKEUP) && tctx->stopped_ns ?
+		      time_between(tctx->stopped_ns, t->enq_ns) : 0;
 	__builtin_memcpy(t->comm, p->comm, GS_COMM_LEN);
 	/* No wakeup: user space is woken through the DSQ, not by epoll. */
 	bpf_ringbuf_submit(t, BPF_RB_NO_WAKEUP);
