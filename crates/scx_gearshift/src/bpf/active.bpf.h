@@ -57,6 +57,8 @@ static __always_inline bool timer_off_active(s32 timer_cpu, s32 cpu)
  */
 static void timer_rearm_here(struct bpf_timer *timer, s32 *timer_cpu, u64 period_ns, s32 cpu)
 {
+	if (on_cpu_in_hotplug())
+		return;
 	*timer_cpu = cpu;
 	bpf_timer_start(timer, period_ns, 0);
 }

@@ -271,7 +271,7 @@ static bool go_home(struct task_struct *p, u64 enq_flags)
 	if (lowpower() || !(home = home_cpus_if_away(p)))
 		return false;
 	/* home_node() only names a node @p's affinity covers. */
-	cpu = scx_bpf_pick_idle_cpu(home, 0);
+	cpu = claim_idle_cpu(home);
 	if (cpu < 0)
 		return false;
 	/* Some kernels keep a CPU that went offline marked idle: claimed, it is not again. */

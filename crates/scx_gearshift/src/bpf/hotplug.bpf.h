@@ -53,22 +53,24 @@ static void requeue_from_gone_cpus(void)
 	}
 }
 
-/* From the load tick, while a CPU is gone: tasks that reached its DSQ get moved. */
+/*
+ * From the load tick, while a CPU is gone: an idle CPU is woken to move the tasks waiting in
+ * its DSQ (the CPU leaving could not kick one), or that reached it since.
+ */
 static void gone_cpus_check(void)
 {
 	s32 cpu;
 
-	if (!nr_cpus_gone || gone_cpus_queued)
+	if (!nr_cpus_gone)
 		return;
 	bpf_for(cpu, 0, nr_cpu_ids) {
-		if (cpu >= GS_MAX_CPUS)
+		if (gone_cpus_queued || cpu >= GS_MAX_CPUS)
 			break;
-		if (gone_cpu_queued(cpu)) {
+		if (gone_cpu_queued(cpu))
 			gone_cpus_queued = true;
-			kick_for_usersched();
-			return;
-		}
 	}
+	if (gone_cpus_queued)
+		kick_for_usersched();
 }
 
 /* ops.cpu_offline(): @cpu takes no more work; what waits for it goes to the other CPUs. */
@@ -78,9 +80,11 @@ static void hotplug_cpu_gone(s32 cpu)
 		__sync_fetch_and_add(&nr_cpus_gone, 1);
 	gone_cpus_queued = true;
 	stat_inc(nr_hotplug_events);
-	/* A CPU that will dispatch: any idle one (the one leaving may be picked: the tick
-	 * kicks again while tasks wait). */
-	kick_for_usersched();
+	/*
+	 * No kick from here: this runs on the CPU leaving (on_cpu_in_hotplug()). The next
+	 * ops.dispatch() anywhere moves its tasks, and the load tick wakes a CPU for them
+	 * (gone_cpus_check()) if none dispatches before.
+	 */
 }
 
 /* ops.cpu_online(): @cpu takes work again, its own DSQ included. */

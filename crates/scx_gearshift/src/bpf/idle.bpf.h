@@ -16,12 +16,27 @@
 const volatile s32 pack_order[GS_MAX_CPUS];
 const volatile u32 nr_pack;
 
+/*
+ * An idle CPU of @mask, claimed: marked busy until it next goes idle, so it must be kicked
+ * (or given a task). None from a CPU in hotplug, which may not kick (on_cpu_in_hotplug()):
+ * a CPU claimed and not kicked would idle on, marked busy.
+ */
+static s32 claim_idle_cpu(const struct cpumask *mask)
+{
+	if (on_cpu_in_hotplug())
+		return -EBUSY;
+	return scx_bpf_pick_idle_cpu(mask, 0);
+}
+
 /* An idle CPU of @mask (and @p's affinity), claimed for @p; negative if none. */
 static s32 pick_idle_in(struct task_struct *p, s32 prev_cpu, u64 wake_flags,
 			const struct cpumask *mask)
 {
 	bool is_idle = false;
 	s32 cpu;
+
+	if (on_cpu_in_hotplug())
+		return -EBUSY;
 
 	if (__COMPAT_HAS_scx_bpf_select_cpu_and)
 		return scx_bpf_select_cpu_and(p, prev_cpu, wake_flags, mask, 0);
@@ -36,7 +51,7 @@ static s32 pick_idle_in(struct task_struct *p, s32 prev_cpu, u64 wake_flags,
 	if (mask == p->cpus_ptr || bpf_cpumask_test_cpu(cpu, mask))
 		return cpu;
 	kick_idle(cpu);
-	cpu = scx_bpf_pick_idle_cpu(mask, 0);
+	cpu = claim_idle_cpu(mask);
 	if (cpu < 0)
 		return -EBUSY;
 	if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
@@ -160,7 +175,7 @@ static s32 select_wake_cpu(struct task_struct *p, s32 prev_cpu, u64 wake_flags, 
 /* Wakes an idle CPU allowed by @mask so it runs ops.dispatch(); false when none is idle. */
 static bool kick_idle_cpu(const struct cpumask *mask)
 {
-	s32 cpu = scx_bpf_pick_idle_cpu(mask, 0);
+	s32 cpu = claim_idle_cpu(mask);
 
 	if (cpu < 0)
 		return false;
@@ -263,7 +278,7 @@ static bool kick_idle_for_interactive(struct task_struct *p, bool latency)
 		}
 		if (preempt_for(p, scx_bpf_task_cpu(p), nr_cpu_ids, latency))
 			return true;
-		cpu = scx_bpf_pick_idle_cpu(active, 0);
+		cpu = claim_idle_cpu(active);
 		if (cpu < 0)
 			return false;
 		/* Claimed: kick it even if @p may not use it, so it is not left marked busy. */

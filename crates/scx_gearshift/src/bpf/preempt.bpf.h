@@ -61,11 +61,16 @@ static struct cpu_ctx *lookup_cpu_ctx(s32 cpu)
 	return bpf_map_lookup_elem(&cpu_ctx_stor, &key);
 }
 
-/* Wakes @cpu if it is idle, so that it looks for work (ops.dispatch()). */
+/*
+ * Wakes @cpu if it is idle, so that it looks for work (ops.dispatch()). Not from a CPU in
+ * hotplug (on_cpu_in_hotplug()): the load tick and the heartbeat kick for what waits.
+ */
 static void kick_idle(s32 cpu)
 {
 	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
 
+	if (on_cpu_in_hotplug())
+		return;
 	if (cctx)
 		cctx->kicked_ns = scx_bpf_now();
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
@@ -194,6 +199,8 @@ static u32 victim_rank(s32 cpu, const struct task_struct *p, u64 deadline, bool 
 
 static void preempt_cpu(s32 cpu)
 {
+	if (on_cpu_in_hotplug())
+		return;
 	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 	stat_inc(nr_preemptions);
 }

@@ -58,6 +58,19 @@ static bool cpu_is_offline(s32 cpu)
 }
 
 /*
+ * Whether this code runs on a CPU between ops.cpu_offline() and ops.cpu_online(): one going
+ * away or coming back. Nothing here may queue an irq_work (a kick, or a BPF timer started
+ * where interrupts are off, which 7.x kernels defer to one): one queued after the dying CPU's
+ * last flush stays on its list, and once the CPU is back no later irq_work there raises an
+ * interrupt, the kernel's own included. Its kicks were lost, and the next exit of the
+ * scheduler spun for good waiting for one (three VMs of five in three hotplug cycles).
+ */
+static bool on_cpu_in_hotplug(void)
+{
+	return cpu_is_offline(bpf_get_smp_processor_id());
+}
+
+/*
  * Counts the online CPUs for stats and slice sizing: the kernel's online mask, less the CPUs
  * ops.cpu_offline() took out (a CPU leaves that mask a little after the callback).
  */

@@ -27,8 +27,20 @@ start_sched() {{
     echo "scheduler did not attach:"; cat /tmp/gs.log; exit 90
 }}
 # Interrupts the scheduler and prints its exit status (and the end of its log if it failed).
+# A scheduler that has not exited after 60 s is reported with where its threads wait and what
+# the kernel's blocked tasks wait for, instead of the VM's timeout saying only "hung".
 stop_sched() {{
     kill -INT $SCHED_PID
+    for _ in $(seq 1 240); do kill -0 $SCHED_PID 2>/dev/null || break; sleep 0.25; done
+    if kill -0 $SCHED_PID 2>/dev/null; then
+        echo "sched_stuck=1 state=$(state)"
+        for t in /proc/$SCHED_PID/task/*; do
+            echo "--- thread $(cat $t/comm) $(cat $t/wchan 2>/dev/null)"; cat $t/stack 2>/dev/null
+        done
+        echo w > /proc/sysrq-trigger; dmesg | tail -80
+        tail -30 /tmp/gs.log
+        kill -KILL $SCHED_PID
+    fi
     wait $SCHED_PID
     local rc=$?
     echo "sched_exit=$rc"
