@@ -8,7 +8,8 @@
  * and the frame waits for all of it.
  *
  * So a burst that
- *  - began with an asynchronous wakeup (not SCX_WAKE_SYNC), and
+ *  - began with an asynchronous wakeup (not SCX_WAKE_SYNC) of a user task, out of a sleep
+ *    the kernel does not count as uninterruptible, and
  *  - belongs to a task that sleeps at least as long as it runs (average burst at most half its
  *    average time between wakeups)
  * goes to GS_LAT_DSQ, ordered by when it is due, which CPUs serve before any other queue; it
@@ -108,7 +109,8 @@ static void latency_note_wakeup(const struct task_struct *p, struct task_ctx *tc
 		tctx->avg_period_ns = tctx->avg_period_ns ?
 				      (tctx->avg_period_ns * 3 + period) / 4 : period;
 	}
-	tctx->latency_critical = !tctx->burst_sync && !is_usersched(p) && tctx->avg_period_ns &&
+	tctx->latency_critical = !tctx->burst_sync && !is_usersched(p) && !is_kthread(p) &&
+				 !woke_from_kernel_wait(p) && tctx->avg_period_ns &&
 				 tctx->avg_burst_ns * 2 <= tctx->avg_period_ns;
 	note_periodic(p, tctx, periodic);
 }
