@@ -89,9 +89,10 @@ static bool woke_from_kernel_wait(const struct task_struct *task)
 	return BPF_CORE_READ_BITFIELD(task, sched_contributes_to_load);
 }
 
-static void note_periodic(const struct task_struct *p, struct task_ctx *tctx, bool periodic)
+/* Kernel threads and kernel waits are never latency-critical (latency_note_wakeup()). */
+static void note_periodic(struct task_ctx *tctx, bool periodic)
 {
-	if (!tctx->latency_critical || is_kthread(p) || woke_from_kernel_wait(p))
+	if (!tctx->latency_critical)
 		tctx->periodic_score /= 2;
 	else if (periodic && tctx->periodic_score < GS_PERIODIC_SCORE_MAX)
 		tctx->periodic_score++;
@@ -112,7 +113,7 @@ static void latency_note_wakeup(const struct task_struct *p, struct task_ctx *tc
 	tctx->latency_critical = !tctx->burst_sync && !is_usersched(p) && !is_kthread(p) &&
 				 !woke_from_kernel_wait(p) && tctx->avg_period_ns &&
 				 tctx->avg_burst_ns * 2 <= tctx->avg_period_ns;
-	note_periodic(p, tctx, periodic);
+	note_periodic(tctx, periodic);
 }
 
 /*

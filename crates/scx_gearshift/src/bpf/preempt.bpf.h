@@ -67,11 +67,11 @@ static struct cpu_ctx *lookup_cpu_ctx(s32 cpu)
  */
 static void kick_idle(s32 cpu)
 {
-	struct cpu_ctx *cctx = lookup_cpu_ctx(cpu);
+	struct cpu_ctx *cctx;
 
 	if (on_cpu_in_hotplug())
 		return;
-	if (cctx)
+	if ((cctx = lookup_cpu_ctx(cpu)))
 		cctx->kicked_ns = scx_bpf_now();
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 }

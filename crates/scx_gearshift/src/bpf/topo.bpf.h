@@ -63,7 +63,7 @@ static bool cpu_is_offline(s32 cpu)
  * where interrupts are off, which 7.x kernels defer to one): one queued after the dying CPU's
  * last flush stays on its list, and once the CPU is back no later irq_work there raises an
  * interrupt, the kernel's own included. Its kicks were lost, and the next exit of the
- * scheduler spun for good waiting for one (three VMs of five in three hotplug cycles).
+ * scheduler spun for good waiting for one (five VMs of five within three hotplug rounds).
  */
 static bool on_cpu_in_hotplug(void)
 {
