@@ -5,7 +5,8 @@
 # `make -j$(nproc)` of the bench's generated tree, and prints one `build`
 # line (wall time; idle, system and interrupt shares of the machine; context switches; IPIs
 # and irq_work interrupts; the build's and rt-app's CPU time; the scheduler process's own),
-# one `periods` line (periods rt-app ran per task), and for sched_ext schedulers a `bpf` line
+# one `irq` line (interrupts by kind, task migrations), one `periods` line (periods rt-app ran
+# per task), and for sched_ext schedulers a `bpf` line
 # per BPF program (runs, total time and time per run, from kernel.bpf_stats_enabled) and, for
 # scx_gearshift, the change in its counters (gauges such as nr_interactive included).
 #
@@ -61,6 +62,25 @@ detach_for_breakdown() {
     for _ in $(seq 1 40); do [ "$(state)" = disabled ] && return 0; sleep 0.25; done
 }
 
+# Each /proc/interrupts row (IRQ numbers and kinds: LOC timer, IWI irq_work, RES reschedule
+# and CAL function-call IPIs) summed over the CPUs: a kick from BPF is an irq_work on the
+# kicking CPU and then an IPI on the kicked one.
+irq_rows() {
+    awk '$1 ~ /:$/ { n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i; print $1, n }' /proc/interrupts
+}
+# Task migrations between CPUs over the build, machine-wide (perf's software counter; "-"
+# without perf).
+migrations_start() {
+    PERF_PID=""
+    command -v perf > /dev/null || return 0
+    perf stat -a -x, -e cpu-migrations -o /tmp/migrations.out & PERF_PID=$!
+}
+migrations_stop() {
+    [ -n "$PERF_PID" ] || { echo -; return 0; }
+    kill -INT "$PERF_PID"; wait "$PERF_PID"
+    awk -F, '/cpu-migrations/ { print $1 }' /tmp/migrations.out
+}
+
 build_breakdown() {
     local s=$1 name rt m0 m1 p0 p1 q0 q1 t0 t1 rc
     name=$(basename "${s%%:*}")
@@ -72,8 +92,13 @@ build_breakdown() {
     m0=$(machine_snapshot); machine_counts > /tmp/interrupts.0; q0=$(rtapp_ticks)
     p0=${SCHED_PID:+$(proc_ticks "$SCHED_PID")}; t0=$EPOCHREALTIME
     children_cpu > /tmp/build.cpu.0
+    irq_rows > /tmp/irq.0
+    migrations_start
     (cd /tmp/build && exec make -s -j"$N" > /dev/null 2>&1)
     rc=$?
+    irq_rows > /tmp/irq.1
+    echo "irq $name $(awk 'NR == FNR { a[$1] = $2; next } $2 != a[$1] { printf "%s=%d ", $1, $2 - a[$1] }' \
+        /tmp/irq.0 /tmp/irq.1)migrations=$(migrations_stop)"
     children_cpu > /tmp/build.cpu.1
     t1=$EPOCHREALTIME; m1=$(machine_snapshot); machine_counts > /tmp/interrupts.1; q1=$(rtapp_ticks)
     p1=${SCHED_PID:+$(proc_ticks "$SCHED_PID")}
