@@ -62,23 +62,19 @@ detach_for_breakdown() {
     for _ in $(seq 1 40); do [ "$(state)" = disabled ] && return 0; sleep 0.25; done
 }
 
-# Each /proc/interrupts row (IRQ numbers and kinds: LOC timer, IWI irq_work, RES reschedule
-# and CAL function-call IPIs) summed over the CPUs: a kick from BPF is an irq_work on the
-# kicking CPU and then an IPI on the kicked one.
-irq_rows() {
-    awk '$1 ~ /:$/ { n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i; print $1, n }' /proc/interrupts
-}
-# Task migrations between CPUs over the build, machine-wide (perf's software counter; "-"
-# without perf).
+# Task migrations between CPUs over the build, machine-wide (perf's software counter), into
+# MIGRATIONS ("-" without perf). Not called in a command substitution: perf is this shell's
+# child, and only this shell can wait for it to write its count.
 migrations_start() {
     PERF_PID=""
     command -v perf > /dev/null || return 0
     perf stat -a -x, -e cpu-migrations -o /tmp/migrations.out & PERF_PID=$!
 }
 migrations_stop() {
-    [ -n "$PERF_PID" ] || { echo -; return 0; }
+    MIGRATIONS=-
+    [ -n "$PERF_PID" ] || return 0
     kill -INT "$PERF_PID"; wait "$PERF_PID"
-    awk -F, '/cpu-migrations/ { print $1 }' /tmp/migrations.out
+    MIGRATIONS=$(awk -F, '/cpu-migrations/ { print $1 }' /tmp/migrations.out)
 }
 
 build_breakdown() {
@@ -89,19 +85,19 @@ build_breakdown() {
     sleep 1
     (cd /tmp/build && make -s clean)
     sched_stats > /tmp/counters.0; bpf_costs > /tmp/bpf.0
+    # Started before the build's clocks and stopped after them: perf's own start, stop and CPU
+    # time (a waited-for child of this shell) stay out of the build's figures.
+    migrations_start
+    irq_rows > /tmp/irq.0
     m0=$(machine_snapshot); machine_counts > /tmp/interrupts.0; q0=$(rtapp_ticks)
     p0=${SCHED_PID:+$(proc_ticks "$SCHED_PID")}; t0=$EPOCHREALTIME
     children_cpu > /tmp/build.cpu.0
-    irq_rows > /tmp/irq.0
-    migrations_start
     (cd /tmp/build && exec make -s -j"$N" > /dev/null 2>&1)
     rc=$?
-    irq_rows > /tmp/irq.1
-    echo "irq $name $(awk 'NR == FNR { a[$1] = $2; next } $2 != a[$1] { printf "%s=%d ", $1, $2 - a[$1] }' \
-        /tmp/irq.0 /tmp/irq.1)migrations=$(migrations_stop)"
     children_cpu > /tmp/build.cpu.1
     t1=$EPOCHREALTIME; m1=$(machine_snapshot); machine_counts > /tmp/interrupts.1; q1=$(rtapp_ticks)
     p1=${SCHED_PID:+$(proc_ticks "$SCHED_PID")}
+    irq_rows > /tmp/irq.1; migrations_stop
     sched_stats > /tmp/counters.1; bpf_costs > /tmp/bpf.1
     kill "$rt" 2>/dev/null; wait "$rt" 2>/dev/null
     echo "$t0 $t1 $m0 $m1 $(paste /tmp/build.cpu.0 /tmp/build.cpu.1 | awk '{ print $3 - $1, $4 - $2 }') $((q1 - q0)) $(( ${p1:-0} - ${p0:-0} )) $(( $(ipis_and_irq_work /tmp/interrupts.1) - $(ipis_and_irq_work /tmp/interrupts.0) )) $rc" | awk -v s="$name" '{
@@ -109,6 +105,8 @@ build_breakdown() {
         printf "build %s wall_s=%.1f idle=%.1f%% sys=%.1f%% ctxt=%dk ipis=%dk build_cpu_s=%.0f (%.0fu+%.0fs) rtapp_cpu_s=%.0f sched_cpu_s=%.1f rc=%d\n",
             s, $2 - $1, 100 * ($7 - $3) / tot, 100 * ($9 - $5) / tot, ($10 - $6) / 1000, $15 / 1000,
             $11 + $12, $11, $12, $13 / 100, $14 / 100, $16 }'
+    echo "irq $name $(awk 'NR == FNR { a[$1] = $2; next } $2 != a[$1] { printf "%s=%d ", $1, $2 - a[$1] }' \
+        /tmp/irq.0 /tmp/irq.1)migrations=$MIGRATIONS"
     echo "periods $name $(for f in /tmp/rtapp/rt-*.log; do
         n=$(basename "$f" .log); printf '%s=%d ' "${n#rt-}" "$(grep -vc '^#' "$f")"; done)"
     awk -v s="$name" 'NR == FNR { c[$1] = $2; t[$1] = $3; next }

@@ -143,6 +143,11 @@ periodic_run() {
 # The log periodic_run() left for periodic task $1 (empty if rt-app wrote none).
 periodic_log() { ls /tmp/rtapp/rt-"$1"-*.log 2>/dev/null | head -1; }
 
+# Each /proc/interrupts row (an IRQ number, or a kind: LOC timer, IWI irq_work, RES reschedule
+# and CAL function-call IPIs) with its count summed over the CPUs, one `name: count` a line.
+irq_rows() {
+    awk '$1 ~ /:$/ {n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i; print $1, n}' /proc/interrupts
+}
 # What the machine did meanwhile, per second: local timer interrupts (ticks and high-resolution
 # timers); IPIs that wake or preempt another CPU (EEVDF queues a wakeup on an idle CPU with a
 # function-call IPI, sched_ext sends a rescheduling one: the two kinds summed compare them);
@@ -153,8 +158,8 @@ periodic_log() { ls /tmp/rtapp/rt-"$1"-*.log 2>/dev/null | head -1; }
 # other vCPUs' timers fire.
 machine_counts() {
     sysctl -q kernel.sched_schedstats=1 2>/dev/null
-    awk '$1 ~ /^(LOC|RES|CAL|IWI):$/ {n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i; c[$1] = n}
-         END {print "LOC:", c["LOC:"] + 0; print "IPI:", c["RES:"] + c["CAL:"]; print "IWI:", c["IWI:"] + 0}' /proc/interrupts
+    irq_rows | awk '{c[$1] = $2}
+         END {print "LOC:", c["LOC:"] + 0; print "IPI:", c["RES:"] + c["CAL:"]; print "IWI:", c["IWI:"] + 0}'
     awk '/^cpu[0-9]/ {n += $5} END {if (NR) print "idle:", n}' /proc/schedstat 2>/dev/null
     echo "time: $EPOCHREALTIME"
 }
