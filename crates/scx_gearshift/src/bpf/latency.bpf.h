@@ -204,7 +204,9 @@ static bool latency_takes_head(s32 cpu, const struct task_struct *p, u64 deadlin
  * latency-critical, woken asynchronously, and never onto a CPU running another
  * latency-critical burst (frame and audio timers that share a CPU are spread, not stacked),
  * nor onto one another burst has claimed unless @p is due earlier (latency_claimed_for()), nor
- * away from its previous CPU's node (its memory stays there).
+ * away from its previous CPU's node (its memory stays there). In low-power mode too, on an
+ * active CPU (victim_rank()): preempting it there costs no CPU woken and no interrupt, where
+ * a kick costs the kicking CPU an irq_work and the kicked one an IPI.
  */
 static bool latency_wake_here(const struct task_struct *p, const struct task_ctx *tctx,
 			      s32 prev_cpu, u64 wake_flags)
@@ -213,7 +215,7 @@ static bool latency_wake_here(const struct task_struct *p, const struct task_ctx
 	u64 deadline = scx_bpf_now() + weighted_burst(p, tctx);
 	s32 cpu = bpf_get_smp_processor_id();
 
-	return preempt_enabled && !lowpower() && !(wake_flags & SCX_WAKE_SYNC) &&
+	return preempt_enabled && !(wake_flags & SCX_WAKE_SYNC) &&
 	       tctx->latency_critical && cpu_node(cpu) == cpu_node(prev_cpu) &&
 	       latency_takes_head(cpu, p, deadline);
 }

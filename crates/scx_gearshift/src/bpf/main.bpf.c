@@ -71,6 +71,27 @@ s32 BPF_STRUCT_OPS(gearshift_select_cpu, struct task_struct *p, s32 prev_cpu, u6
 }
 
 /*
+ * Whether interactive @p, just queued in GS_PRIO_DSQ, takes a busy CPU from a task it goes
+ * ahead of. Not when it was woken synchronously (a message through a pipe or a socket): its
+ * waker is about to wait and free its CPU. In a message storm every wakeup is one, and
+ * preempting for them switched CPUs so often that hackbench ran 4x slower than under EEVDF.
+ * Nor, on its wakeup or later in the same burst, when the burst began with an uninterruptible
+ * wait (a disk or a 9p read; the flag lasts until the task next sleeps): that is a compiler or
+ * a file scan between reads, not a frame, audio or input, which wait interruptibly (a timer,
+ * poll, a futex), and under a build its preemptions only passed the CPUs between compilers.
+ * The foreground app's bursts preempt whatever began them. (In low-power mode
+ * kick_idle_for_interactive() takes a busy CPU of the active set for any interactive task it
+ * does not wake an idle one for: there a preemption stands in for a CPU woken.)
+ */
+static bool interactive_preempts(const struct task_struct *p, const struct task_ctx *tctx,
+				 u64 enq_flags)
+{
+	if (tctx->burst_sync && (enq_flags & SCX_ENQ_WAKEUP))
+		return false;
+	return in_foreground(tctx) || !woke_from_kernel_wait(p);
+}
+
+/*
  * An interactive task goes straight to the interactive DSQ when it wakes up, and when its
  * slice ends before it has run slice_max_ns since waking: the policy has already classified
  * it, and a user-space round trip per slice would cost it more than the slice (its deadline
@@ -79,7 +100,6 @@ s32 BPF_STRUCT_OPS(gearshift_select_cpu, struct task_struct *p, s32 prev_cpu, u6
  */
 static bool enqueue_interactive(struct task_struct *p, struct task_ctx *tctx, u64 enq_flags)
 {
-	bool sync = tctx->burst_sync && (enq_flags & SCX_ENQ_WAKEUP);
 	/* A foreground task's wakeups are interactive even unclassified (foreground.bpf.h). */
 	bool foreground_wakeup = in_foreground(tctx) && (enq_flags & SCX_ENQ_WAKEUP);
 
@@ -93,13 +113,7 @@ static bool enqueue_interactive(struct task_struct *p, struct task_ctx *tctx, u6
 		stat_inc(nr_latency_catch_ups);
 	insert_prio(p, tctx, queue_slice(), enq_flags);
 	stat_inc(nr_interactive_wakeups);
-	/*
-	 * A task woken synchronously (a message through a pipe or a socket) preempts no one:
-	 * its waker is about to wait and free its CPU. In a message storm every wakeup is one,
-	 * and preempting for them switched CPUs so often that hackbench ran 4x slower than under
-	 * EEVDF. Timers, input and devices wake frames and audio asynchronously: those preempt.
-	 */
-	if (!kick_idle_for_interactive(p, false) && !sync)
+	if (!kick_idle_for_interactive(p, false) && interactive_preempts(p, tctx, enq_flags))
 		preempt_for(p, scx_bpf_task_cpu(p), nr_cpu_ids, false);
 	return true;
 }
