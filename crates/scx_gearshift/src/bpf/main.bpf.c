@@ -76,9 +76,10 @@ s32 BPF_STRUCT_OPS(gearshift_select_cpu, struct task_struct *p, s32 prev_cpu, u6
  * waker is about to wait and free its CPU. In a message storm every wakeup is one, and
  * preempting for them switched CPUs so often that hackbench ran 4x slower than under EEVDF.
  * Nor, on its wakeup or later in the same burst, when the burst began with an uninterruptible
- * wait (a disk or a 9p read; the flag lasts until the task next sleeps): that is a compiler or
+ * wait (a disk or a 9p read; the flag lasts until the task next sleeps): likely a compiler or
  * a file scan between reads, not a frame, audio or input, which wait interruptibly (a timer,
- * poll, a futex), and under a build its preemptions only passed the CPUs between compilers.
+ * poll, a futex). At 2 vCPUs under a build this left 0.78x the preemptions, frames and audio
+ * missing no more (docs/benchmarks.md, fifty-sixth pass).
  * The foreground app's bursts preempt whatever began them. (In low-power mode
  * kick_idle_for_interactive() takes a busy CPU of the active set for any interactive task it
  * does not wake an idle one for: there a preemption stands in for a CPU woken.)
