@@ -80,7 +80,8 @@ s32 BPF_STRUCT_OPS(gearshift_select_cpu, struct task_struct *p, s32 prev_cpu, u6
  * a file scan between reads, not a frame, audio or input, which wait interruptibly (a timer,
  * poll, a futex). At 2 vCPUs under a build this left 0.78x the preemptions, frames and audio
  * missing no more (docs/benchmarks.md, fifty-sixth pass).
- * The foreground app's bursts preempt whatever began them. (In low-power mode
+ * The foreground app's bursts preempt after an uninterruptible wait too (a synchronous
+ * wakeup preempts for no one, the foreground app's included). (In low-power mode
  * kick_idle_for_interactive() takes a busy CPU of the active set for any interactive task it
  * does not wake an idle one for: there a preemption stands in for a CPU woken.)
  */
